@@ -1,11 +1,11 @@
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 
 /**
  * Each public entry is built on its own so that `./spec` never shares a chunk with the
  * Node-only main entry: a browser that loads it must not pull in `node:` modules.
  */
-const shared = {
-  format: ["esm"] as const,
+const shared: Options = {
+  format: ["esm"],
   dts: true,
   sourcemap: true,
   target: "node22",
