@@ -1,0 +1,46 @@
+// Packs the library, checks the tarball's types with attw, installs it with openai into a
+// scratch project, imports every entry point from there, and bundles ./spec for the browser to
+// prove it pulls in no node: module.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const scratch = mkdtempSync(join(tmpdir(), "agent-core-smoke-"));
+try {
+  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], root));
+  const tarball = join(scratch, packed[0].filename);
+  console.log(`smoke: packed ${packed[0].filename} (${packed[0].files.length} files, ${packed[0].size} bytes)`);
+
+  process.stdout.write(run("npx", ["attw", tarball, "--profile", "esm-only", "--format", "table-flipped"], root));
+
+  const project = join(scratch, "project");
+  run("mkdir", ["-p", project]);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "smoke", private: true, type: "module" }));
+  const openai = manifest.devDependencies?.openai ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`], project);
+
+  const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
+  const script = entries
+    .map((key, index) => `import * as e${index} from "${manifest.name}${key === "." ? "" : key.slice(1)}"; if (Object.keys(e${index}).length === 0) throw new Error("${key} exports nothing");`)
+    .join("\n");
+  writeFileSync(join(project, "check.mjs"), `${script}\nconsole.log("smoke: imported ${entries.join(", ")}");\n`);
+  process.stdout.write(run("node", ["check.mjs"], project));
+
+  const esbuild = join(root, "node_modules", ".bin", "esbuild");
+  writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);
+  run(esbuild, ["browser.mjs", "--bundle", "--platform=browser", "--format=esm", "--metafile=meta.json", "--outfile=out.js", "--log-level=warning"], project);
+  const meta = JSON.parse(readFileSync(join(project, "meta.json"), "utf8"));
+  const inputs = Object.keys(meta.inputs);
+  const nodeImports = Object.values(meta.inputs).flatMap((input) => input.imports.filter((item) => item.path.startsWith("node:") || item.external));
+  const bundled = readFileSync(join(project, "out.js"), "utf8");
+  if (nodeImports.length > 0 || /from\s*["']node:|require\(["']node:/.test(bundled)) {
+    throw new Error(`./spec pulls in node modules for the browser: ${JSON.stringify(nodeImports)}`);
+  }
+  console.log(`smoke: ./spec bundles for the browser from ${inputs.length} inputs, ${bundled.length} bytes, no node: module`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

@@ -1,0 +1,48 @@
+/**
+ * @module @cubicecho/agent-core
+ * The endpoint-agnostic half of an OpenAI-compatible agent loop. This file is the table of
+ * contents: explicit named re-exports, grouped by module.
+ */
+
+// config
+export { FinishReason } from "./config.js";
+export type {
+  Endpoint,
+  ModelParams,
+  ToolPolicy,
+  RetryPolicy,
+  WindowPolicy,
+  ReasoningEffort,
+  Message,
+  SystemMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+  ToolCall,
+  TextPart,
+  ImagePart,
+  ContentPart,
+  JsonSchema,
+  ToolDefinition,
+  Turn,
+  TurnUsage,
+  TurnTimings,
+  ResolvedTask,
+} from "./config.js";
+
+// catalog
+export type { CatalogServer, CatalogTool } from "./catalog.js";
+
+// tokens
+export { estimateTokens, messageChars, messageTokens, toolTokens, requestTokens, DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS } from "./tokens.js";
+export type { TokenOptions, RequestLike } from "./tokens.js";
+
+// retry
+export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./retry.js";
+export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./retry.js";
+
+// errors
+export { errorMessage } from "./errors.js";
+
+// reset
+export { resetAll } from "./reset.js";
