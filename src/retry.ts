@@ -125,7 +125,7 @@ const OVERFLOW_WORDS: RegExp[] = [
 
 const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD)\b|rate[_ ]?limit/i;
 
-const NETWORK_CODES = new Set([
+const NETWORK_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
   "ECONNREFUSED",
   "ECONNABORTED",
