@@ -1,0 +1,504 @@
+/**
+ * @module endpoint
+ * A loopback OpenAI-compatible server for tests: a real `node:http` server on 127.0.0.1 that
+ * answers chat completions from a script, imitates one server family's listings, streaming and
+ * refusal wordings, and records every request it receives.
+ *
+ * Nothing here imports a test framework, so the same server can back any test runner.
+ *
+ * @example
+ * const server = await startEndpoint({ profile: "llama.cpp" });
+ * server.script(turn({ content: "hello" }));
+ * const response = await fetch(`${server.baseUrl}/chat/completions`, {
+ *   method: "POST",
+ *   body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }),
+ * });
+ * await server.close();
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { createPromptCounter, type PromptCounter, type PromptUnits } from "./render.js";
+import {
+  messageOf,
+  profileNamed,
+  refusalWording,
+  type Profile,
+  type ProfileName,
+  type RefusalDetail,
+  type RefusalKind,
+} from "./profiles.js";
+import { findRefusal, type RefusalConfig } from "./endpoint-refusals.js";
+import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./endpoint-turns.js";
+
+export type { ProfileName, RefusalKind, RefusalDetail } from "./profiles.js";
+export type { RefusalConfig, RefusalRules } from "./endpoint-refusals.js";
+export type { TurnSpec, ToolCallSpec } from "./endpoint-turns.js";
+export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf } from "./profiles.js";
+
+/** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
+export type ChunkSpec = Record<string, unknown> | string;
+
+/** A streamed reply: each chunk in turn, optionally spaced out, then `data: [DONE]`. */
+export interface StreamScript {
+  kind: "stream";
+  /** The chunks, in order. */
+  chunks: ChunkSpec[];
+  /** Milliseconds to wait before each chunk. @default 0 */
+  delayMs?: number;
+  /** Whether `data: [DONE]` ends the stream. @default true */
+  done?: boolean;
+  /** The turn the chunks were built from; set by `turn()` so the server rebuilds it per profile and request. */
+  turn?: TurnSpec;
+}
+
+/** A reply that is not streamed: any JSON body with a status. */
+export interface JsonScript {
+  kind: "json";
+  /** @default 200 */
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** An error reply: a JSON object, or a raw string such as an HTML page. */
+export interface ErrorScript {
+  kind: "error";
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** The refusal this error was built for, where `refusal()` built it. */
+  refusal?: RefusalKind;
+  /** Where the wording comes from, where `refusal()` built it. */
+  source?: string;
+}
+
+/** A reply that sends its headers (and these chunks), then says nothing until the server closes. */
+export interface StallScript {
+  kind: "stall";
+  afterChunks?: ChunkSpec[];
+  /** Say nothing at all, not even the headers. @default false */
+  beforeHeaders?: boolean;
+}
+
+/** A reply whose socket is destroyed after these chunks. */
+export interface DropScript {
+  kind: "drop";
+  afterChunks?: ChunkSpec[];
+}
+
+/** One scripted answer to a chat-completions request. */
+export type Scripted = StreamScript | JsonScript | ErrorScript | StallScript | DropScript;
+
+/** A request as the endpoint received it. */
+export interface RecordedRequest {
+  /** The HTTP method. */
+  method: string;
+  /** The path, without the query string. */
+  path: string;
+  /** The request headers, names lower-cased. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The body parsed as JSON, or the raw string where it is not JSON (empty string for none). */
+  body: unknown;
+  /** When the request arrived, from the `now` option. */
+  at: number;
+  /** The refusal the endpoint answered it with on its own, if any. */
+  refused?: RefusalKind;
+  /** The prompt size the endpoint counted for a chat request, in the configured unit. */
+  promptTokens?: number;
+  /** The cached prefix the endpoint reported, where `prefixCache` is on. */
+  cachedTokens?: number;
+}
+
+/** Options for `startEndpoint`. */
+export interface EndpointOptions {
+  /** The server family to imitate. @default "openai" */
+  profile?: ProfileName;
+  /** The `/v1/models` entries; each is merged over the profile's default entry for its id. @default [{ id: "loopback-model" }] */
+  models?: Array<{ id: string } & Record<string, unknown>>;
+  /** The served context window the listings and the overflow check use. @default 32768 */
+  contextWindow?: number;
+  /** llama.cpp's `/props` body; null answers 404. Defaults to the profile's. */
+  props?: object | null;
+  /** LM Studio's `/api/v0/models` body; null answers 404. Defaults to the profile's. */
+  lmstudioModels?: object | null;
+  /** List llama.cpp models with `meta: null`, as a router does while the model loads. @default false */
+  listingWhileLoading?: boolean;
+  /** Answer this many chat requests with the family's "still loading" refusal first. @default 0 */
+  loading?: number;
+  /** What this server, or one model on it, refuses; answered with the profile's wording. */
+  refuse?: RefusalConfig;
+  /** How `usage.prompt_tokens` is counted. @default "chars4" */
+  promptTokens?: PromptUnits;
+  /** Report `cached_tokens` as the prefix this request shares with the previous one. @default false */
+  prefixCache?: boolean;
+  /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
+  respond?: (request: RecordedRequest) => Scripted | undefined;
+  /** Overrides for other routes, keyed by `"GET /v1/models"`-style method and path. */
+  routes?: Record<string, Scripted | ((request: RecordedRequest) => Scripted)>;
+  /** The clock requests are stamped with. @default Date.now */
+  now?: () => number;
+}
+
+/** A running loopback endpoint. */
+export interface EndpointServer {
+  /** The OpenAI base URL, `http://127.0.0.1:<port>/v1`. */
+  readonly baseUrl: string;
+  /** The server's origin, `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  /** The profile being imitated. */
+  readonly profile: ProfileName;
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[];
+  /** Queues answers for POST /v1/chat/completions, first in first out. */
+  script(...responses: Scripted[]): void;
+  /** How many scripted answers are still queued. */
+  pending(): number;
+  /** The bodies of the chat-completions requests, in order. */
+  chatBodies(): Array<Record<string, unknown>>;
+  /** The chat-completions requests, in order, with what the endpoint did about each. */
+  chatRequests(): RecordedRequest[];
+  /** The prompt counter the endpoint reports with. */
+  readonly counter: PromptCounter;
+  /** Closes the server and every socket still open; timers it set are cleared. */
+  close(): Promise<void>;
+}
+
+const CHAT_PATH = "/v1/chat/completions";
+const DEFAULT_WINDOW = 32_768;
+
+/**
+ * Builds a streamed turn the way the serving family streams one.
+ *
+ * The chunks returned are the OpenAI family's; the endpoint rebuilds them for its own profile
+ * and the request they answer (usage only where asked for or always sent, the prompt counted
+ * from the request, reasoning in the family's field), and folds them into one
+ * `chat.completion` object for a request that does not stream.
+ */
+export function turn(spec: TurnSpec = {}): StreamScript {
+  const chunks = buildTurnChunks(profileNamed("openai"), spec, { model: "loopback-model", includeUsage: false, usage: defaultUsage() });
+  return { kind: "stream", chunks, turn: spec };
+}
+
+/**
+ * Builds the error a family answers a refusal with: its real status, body and source.
+ *
+ * A string detail is read as the field (or, for `reasoningEffort`, the refused value).
+ */
+export function refusal(profile: ProfileName, what: RefusalKind, detail?: RefusalDetail | string): ErrorScript | StreamScript {
+  const family = profileNamed(profile);
+  const wording = refusalWording(family, what);
+  const filled = normaliseDetail(what, detail);
+  const body = wording.body(filled);
+  if (what === "overflowInStream") {
+    return { kind: "stream", chunks: [{ error: errorPayload(body) }], done: false };
+  }
+  return { kind: "error", status: wording.status, body, refusal: what, source: wording.source };
+}
+
+function errorPayload(body: unknown): unknown {
+  if (body && typeof body === "object" && "error" in body) return (body as { error: unknown }).error;
+  return body;
+}
+
+function normaliseDetail(what: RefusalKind, detail: RefusalDetail | string | undefined): RefusalDetail & { model: string } {
+  if (typeof detail === "string") {
+    const asValue = what === "reasoningEffort" || what === "temperature" || what === "temperatureValue";
+    return asValue ? { model: "loopback-model", value: detail } : { model: "loopback-model", field: detail };
+  }
+  return { model: "loopback-model", ...detail };
+}
+
+function defaultUsage(): UsageCounts {
+  return { prompt: 0, cached: undefined };
+}
+
+/**
+ * Starts a loopback endpoint on 127.0.0.1 at a free port.
+ *
+ * Chat requests are answered, in order of precedence, by the family's refusal where the request
+ * carries something `refuse` names, by the next scripted answer, by `respond`, and otherwise by
+ * a 500 saying no response was scripted.
+ */
+export async function startEndpoint(options: EndpointOptions = {}): Promise<EndpointServer> {
+  const family = profileNamed(options.profile ?? "openai");
+  const counter = await createPromptCounter(options.promptTokens ?? "chars4");
+  const now = options.now ?? Date.now;
+  const window = options.contextWindow ?? DEFAULT_WINDOW;
+  const queue: Scripted[] = [];
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  let loadingLeft = options.loading ?? 0;
+  let previousChat: Record<string, unknown> | undefined;
+  let closed = false;
+
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (closed) return resolve();
+      const entry = {
+        timer: setTimeout(() => {
+          timers.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
+      timers.add(entry);
+    });
+
+  const server: Server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent && !response.destroyed) {
+        sendJson(response, 500, { error: { message: `loopback endpoint failed: ${String(error)}`, type: "server_error" } });
+      } else {
+        response.destroy();
+      }
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const raw = await readBody(request);
+    const path = (request.url ?? "/").split("?")[0] ?? "/";
+    const method = request.method ?? "GET";
+    const recorded: RecordedRequest = { method, path, headers: { ...request.headers }, body: parseBody(raw), at: now() };
+    requests.push(recorded);
+
+    const override = options.routes?.[`${method} ${path}`];
+    if (override) {
+      await send(response, typeof override === "function" ? override(recorded) : override, recorded);
+      return;
+    }
+    if (method === "POST" && path === CHAT_PATH) return chat(recorded, response);
+    if (method === "GET" && path === "/v1/models") return listModels(response);
+    if (method === "GET" && path === "/props") {
+      const body = options.props !== undefined ? options.props : family.props(firstModelId(), window);
+      if (body !== null) return sendJson(response, 200, body);
+    }
+    if (method === "GET" && path === "/api/v0/models") {
+      const body = options.lmstudioModels !== undefined ? options.lmstudioModels : family.lmstudioModels(firstModelId(), window);
+      if (body !== null) return sendJson(response, 200, body);
+    }
+    const missing = family.notFound(method, path);
+    sendBody(response, missing.status, missing.body);
+  }
+
+  function firstModelId(): string {
+    return options.models?.[0]?.id ?? "loopback-model";
+  }
+
+  function listModels(response: ServerResponse): void {
+    const entries = (options.models ?? [{ id: "loopback-model" }]).map((model) => {
+      const base = family.modelEntry(model.id, window);
+      if (options.listingWhileLoading && family.name === "llama.cpp") base.meta = null;
+      return { ...base, ...model };
+    });
+    sendJson(response, 200, family.listing(entries));
+  }
+
+  async function chat(recorded: RecordedRequest, response: ServerResponse): Promise<void> {
+    const body = isRecord(recorded.body) ? recorded.body : {};
+    const promptTokens = counter.countRequest(body);
+    recorded.promptTokens = promptTokens;
+    const cached = options.prefixCache ? (previousChat ? counter.countCommonPrefix(previousChat, body) : 0) : undefined;
+    if (cached !== undefined) recorded.cachedTokens = cached;
+    previousChat = body;
+
+    if (loadingLeft > 0) {
+      loadingLeft -= 1;
+      recorded.refused = "loading";
+      return answerRefusal(response, "loading", { model: modelOf(body) });
+    }
+    const found = findRefusal(family, options.refuse, body, { promptTokens, window });
+    if (found) {
+      recorded.refused = found.kind;
+      return answerRefusal(response, found.kind, { model: modelOf(body), ...found.detail });
+    }
+    const scripted = queue.shift() ?? options.respond?.(recorded);
+    if (!scripted) {
+      sendJson(response, 500, {
+        error: {
+          message: `the loopback endpoint has no response scripted for request #${requests.length} (${CHAT_PATH})`,
+          type: "server_error",
+        },
+      });
+      return;
+    }
+    const reported = family.name === "ollama" ? Math.min(promptTokens, window) : promptTokens;
+    await send(response, scripted, recorded, { prompt: reported, cached });
+  }
+
+  async function answerRefusal(response: ServerResponse, kind: RefusalKind, detail: RefusalDetail & { model: string }): Promise<void> {
+    const wording = refusalWording(family, kind);
+    const body = wording.body(detail);
+    if (kind === "overflowInStream") {
+      await stream(response, { kind: "stream", chunks: [{ error: errorPayload(body) }], done: false });
+      return;
+    }
+    sendBody(response, wording.status, body);
+  }
+
+  async function send(response: ServerResponse, scripted: Scripted, recorded: RecordedRequest, usage?: UsageCounts): Promise<void> {
+    const body = isRecord(recorded.body) ? recorded.body : {};
+    switch (scripted.kind) {
+      case "json":
+        sendBody(response, scripted.status ?? 200, scripted.body, scripted.headers);
+        return;
+      case "error":
+        sendBody(response, scripted.status, scripted.body, scripted.headers);
+        return;
+      case "stall":
+        if (scripted.beforeHeaders) return;
+        openStream(response);
+        for (const chunk of scripted.afterChunks ?? []) response.write(formatChunk(chunk));
+        return;
+      case "drop":
+        openStream(response);
+        for (const chunk of scripted.afterChunks ?? []) response.write(formatChunk(chunk));
+        await new Promise<void>((resolve) => response.write("", () => resolve()));
+        response.socket?.destroy();
+        response.destroy();
+        return;
+      case "stream": {
+        const wantsStream = body.stream === true;
+        const counts = usage ?? { prompt: counter.countRequest(body), cached: undefined };
+        const context = { model: modelOf(body), includeUsage: includesUsage(body), usage: counts };
+        if (!wantsStream && recorded.path === CHAT_PATH) {
+          const chunks = scripted.turn ? buildTurnChunks(family, scripted.turn, { ...context, includeUsage: true }) : scripted.chunks;
+          const completion = scripted.turn ? buildCompletion(family, scripted.turn, context) : foldChunks(chunks, context.model);
+          sendJson(response, 200, completion);
+          return;
+        }
+        const chunks = scripted.turn ? buildTurnChunks(family, scripted.turn, context) : scripted.chunks;
+        await stream(response, { ...scripted, chunks });
+        return;
+      }
+    }
+  }
+
+  async function stream(response: ServerResponse, scripted: StreamScript): Promise<void> {
+    openStream(response);
+    for (const chunk of scripted.chunks) {
+      if (scripted.delayMs) await sleep(scripted.delayMs);
+      if (closed || response.destroyed) return;
+      response.write(formatChunk(chunk));
+    }
+    if (scripted.delayMs) await sleep(scripted.delayMs);
+    if (closed || response.destroyed) return;
+    if (scripted.done !== false) response.write("data: [DONE]\n\n");
+    response.end();
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const origin = `http://127.0.0.1:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    baseUrl: `${origin}/v1`,
+    origin,
+    profile: family.name,
+    requests,
+    counter,
+    script: (...responses) => {
+      queue.push(...responses);
+    },
+    pending: () => queue.length,
+    chatBodies: () =>
+      requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH).map((r) => (isRecord(r.body) ? r.body : {})),
+    chatRequests: () => requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH),
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        closed = true;
+        for (const entry of timers) {
+          clearTimeout(entry.timer);
+          entry.resolve();
+        }
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return closing;
+    },
+  };
+}
+
+function modelOf(body: Record<string, unknown>): string {
+  return typeof body.model === "string" ? body.model : "loopback-model";
+}
+
+function includesUsage(body: Record<string, unknown>): boolean {
+  const streamOptions = body.stream_options;
+  return isRecord(streamOptions) && streamOptions.include_usage === true;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    request.on("data", (part: Buffer) => parts.push(part));
+    request.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function parseBody(raw: string): unknown {
+  if (raw === "") return "";
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** Formats one chunk as an SSE event: objects as `data: <json>`, strings as written. */
+export function formatChunk(chunk: ChunkSpec): string {
+  if (typeof chunk === "string") return chunk.endsWith("\n") ? chunk : `${chunk}\n\n`;
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+function openStream(response: ServerResponse): void {
+  response.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  response.flushHeaders();
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
+  response.end(text);
+}
+
+function sendBody(response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  if (typeof body === "string") {
+    const type = body.trimStart().startsWith("<") ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
+    response.writeHead(status, { "content-type": type, ...headers });
+    response.end(body);
+    return;
+  }
+  sendJson(response, status, body, headers);
+}
+
+/** Reads the message out of an error body in any family's shape. */
+export const errorMessageOf = messageOf;
+
+/** The profile object for a name, for tests that read a family's listing or wording directly. */
+export function profileOf(name: ProfileName): Profile {
+  return profileNamed(name);
+}
