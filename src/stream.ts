@@ -1,0 +1,610 @@
+/**
+ * @module stream
+ * Reads one streamed chat completion back into a {@link Turn}.
+ *
+ * The request goes through the openai SDK client (base URL, key, headers, and the SDK's own
+ * APIError for a refusal), but the event stream is read here: the raw response body is split
+ * into server-sent events synchronously, one network chunk at a time, with one `JSON.parse` per
+ * data line. Token callbacks fire as each chunk is read, tool calls are put back together by
+ * index, fenced reasoning is taken out of the answer, and a watchdog turns an endpoint that has
+ * gone quiet into {@link EndpointSilent}.
+ */
+
+import { randomUUID } from "node:crypto";
+import type OpenAI from "openai";
+import { APIError } from "openai";
+import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "./config.js";
+import { SseSplitter } from "./internal/sse.js";
+import { EndpointSilent } from "./retry.js";
+import { DEFAULT_FENCES, FenceSplitter, type Fence } from "./thinking.js";
+
+/** The longest delay a Node timer takes; anything longer fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** How long a server may keep the connection open after `[DONE]` before it is let go. */
+const AFTER_DONE_MS = 1_000;
+
+/** A line of a malformed event is kept in the error up to this many characters. */
+const LINE_EXCERPT = 200;
+
+/**
+ * A box saying whether an attempt has shown anything yet: one per attempt, set by
+ * {@link streamTurn} on the first chunk that carries text, reasoning or a piece of a tool call.
+ *
+ * The `{"role":"assistant"}` chunk most servers open a stream with carries nothing and does not
+ * set it, so a re-send after a failure reads `value` to know whether anybody has seen output.
+ */
+export interface Produced {
+  /** True once a chunk carried text, reasoning or a piece of a tool call. */
+  value: boolean;
+}
+
+/** The body of a streamed chat completion: the model, the messages and whatever else the request carries. */
+export type StreamBody = { model: string; messages: readonly unknown[] } & Record<string, unknown>;
+
+/** Options of {@link streamTurn}. */
+export interface StreamTurnOptions {
+  /** The attempt's box, set on the first chunk that carries something. */
+  produced?: Produced;
+  /** Stops the turn: the promise rejects with the signal's reason and the connection is closed. */
+  signal?: AbortSignal;
+  /**
+   * The longest silence allowed between chunks once the reply has started, in milliseconds; the
+   * clock restarts on every chunk. Zero or absent never gives up.
+   */
+  idleMs?: number;
+  /**
+   * How long the first chunk that carries something may take, in milliseconds, counted from the
+   * request (it covers prefill, and a model loaded on demand). Zero turns it off.
+   * @default five times idleMs where idleMs is set, otherwise none
+   */
+  firstChunkMs?: number;
+  /** Told each piece of answer text as it arrives. */
+  onOutput?: (text: string) => void;
+  /** Told each piece of reasoning as it arrives, from a reasoning field or from inside a fence. */
+  onThinking?: (text: string) => void;
+  /**
+   * The fences that mark reasoning inside content; an empty array reads all content as answer.
+   * @default DEFAULT_FENCES
+   */
+  fences?: readonly Fence[];
+  /**
+   * The chat template opened the scratchpad in the prompt, so content is reasoning until the
+   * first closing tag. Ignored once the server sends a reasoning field, which shows it parses
+   * reasoning itself.
+   * @default false
+   */
+  startInReasoning?: boolean;
+  /**
+   * The clock `firstTokenMs` and `durationMs` are read from, in milliseconds.
+   * @default performance.now
+   */
+  now?: () => number;
+  /**
+   * Makes an id for a tool call the server sent without one.
+   * @default "call_" followed by 24 random hexadecimal digits
+   */
+  newCallId?: () => string;
+}
+
+/**
+ * The connection closed before the stream finished.
+ *
+ * Raised when the socket drops in the middle of a reply (not for a stream that ends cleanly
+ * without `[DONE]`, which completes with what arrived). The transport's error is the `cause`.
+ */
+export class StreamInterrupted extends Error {
+  override readonly name = "StreamInterrupted";
+  /** Whether the attempt had shown text, reasoning or a tool call before the drop. */
+  readonly produced: boolean;
+  /** How many stream events had been read before the drop. */
+  readonly events: number;
+
+  constructor(options: { produced: boolean; events: number; cause?: unknown }) {
+    super(
+      `The connection closed before the stream finished (after ${options.events} event${options.events === 1 ? "" : "s"}).`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.produced = options.produced;
+    this.events = options.events;
+  }
+
+  /** Tells a StreamInterrupted from anything else without relying on instanceof. */
+  static is(value: unknown): value is StreamInterrupted {
+    return value instanceof StreamInterrupted || (value instanceof Error && value.name === "StreamInterrupted");
+  }
+}
+
+/**
+ * A data line in the stream that is not JSON.
+ *
+ * The turn is abandoned rather than read on without the line, since a lost piece of a tool
+ * call's arguments would surface later as a parse failure with nothing to point at. The JSON
+ * error is the `cause`.
+ */
+export class MalformedStreamEvent extends Error {
+  override readonly name = "MalformedStreamEvent";
+  /** The start of the offending line. */
+  readonly line: string;
+
+  constructor(line: string, cause?: unknown) {
+    const excerpt = line.length > LINE_EXCERPT ? `${line.slice(0, LINE_EXCERPT)}…` : line;
+    super(`The stream carried a data line that is not JSON: ${excerpt}`, cause === undefined ? undefined : { cause });
+    this.line = excerpt;
+  }
+
+  /** Tells a MalformedStreamEvent from anything else without relying on instanceof. */
+  static is(value: unknown): value is MalformedStreamEvent {
+    return value instanceof MalformedStreamEvent || (value instanceof Error && value.name === "MalformedStreamEvent");
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null;
+}
+
+function positive(value: number | undefined): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.min(value, MAX_TIMER_MS) : undefined;
+}
+
+function defaultCallId(): string {
+  return `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+}
+
+/** Waits for the first chunk that carries something, then for silence between chunks. */
+class Watchdog {
+  readonly #idleMs: number | undefined;
+  readonly #firstChunkMs: number | undefined;
+  readonly #onSilent: (error: EndpointSilent) => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #last = 0;
+  /** Whether the idle clock is running (after the first chunk that carried something). */
+  idle = false;
+
+  constructor(idleMs: number | undefined, firstChunkMs: number | undefined, onSilent: (error: EndpointSilent) => void) {
+    this.#idleMs = idleMs;
+    this.#firstChunkMs = firstChunkMs;
+    this.#onSilent = onSilent;
+    if (firstChunkMs !== undefined) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#onSilent(new EndpointSilent({ idleMs: firstChunkMs, phase: "first-chunk" }));
+      }, firstChunkMs);
+    }
+  }
+
+  /** Whether either allowance is set, so the SDK's own request timer must stay out of the way. */
+  get armed(): boolean {
+    return this.#idleMs !== undefined || this.#firstChunkMs !== undefined;
+  }
+
+  /** The reply has started: the first-chunk allowance is spent and the idle clock starts. */
+  started(): void {
+    this.stop();
+    if (this.#idleMs === undefined) return;
+    this.idle = true;
+    this.#last = performance.now();
+    this.#timer = setTimeout(this.#check, this.#idleMs);
+  }
+
+  /** A chunk arrived: the silence starts again from now. */
+  touch(): void {
+    this.#last = performance.now();
+  }
+
+  readonly #check = (): void => {
+    this.#timer = undefined;
+    const idleMs = this.#idleMs as number;
+    const quiet = performance.now() - this.#last;
+    if (quiet >= idleMs) {
+      this.idle = false;
+      this.#onSilent(new EndpointSilent({ idleMs, phase: "idle" }));
+      return;
+    }
+    // Rearmed lazily: a chunk only stamps the time, and the timer sleeps out what is left.
+    this.#timer = setTimeout(this.#check, Math.max(1, Math.ceil(idleMs - quiet)));
+  };
+
+  stop(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.idle = false;
+  }
+}
+
+interface OpenCall {
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Reads usage as the server reported it into the Turn's shape. */
+export function readUsage(usage: unknown): TurnUsage {
+  if (!isRecord(usage)) return { prompt: 0, completion: 0, total: 0, cached: 0 };
+  const count = (value: unknown): number | undefined =>
+    typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const prompt = count(usage.prompt_tokens) ?? 0;
+  const completion = count(usage.completion_tokens) ?? 0;
+  const total = count(usage.total_tokens) ?? prompt + completion;
+  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
+  // OpenAI and llama.cpp report prompt_tokens_details.cached_tokens; DeepSeek prompt_cache_hit_tokens.
+  const cachedReport = count(promptDetails?.cached_tokens) ?? count(usage.prompt_cache_hit_tokens);
+  const result: TurnUsage = { prompt, completion, total, cached: cachedReport ?? 0 };
+  if (cachedReport !== undefined) result.uncached = Math.max(0, prompt - cachedReport);
+  const completionDetails = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
+  const reasoningTokens = count(completionDetails?.reasoning_tokens);
+  if (reasoningTokens !== undefined) result.reasoningTokens = reasoningTokens;
+  return result;
+}
+
+/** Reads llama.cpp's `timings` object into the Turn's shape; undefined where nothing is a number. */
+export function readTimings(timings: unknown): TurnTimings | undefined {
+  if (!isRecord(timings)) return undefined;
+  const result: TurnTimings = {};
+  const fields: [keyof TurnTimings, string][] = [
+    ["promptN", "prompt_n"],
+    ["promptMs", "prompt_ms"],
+    ["predictedN", "predicted_n"],
+    ["predictedMs", "predicted_ms"],
+    ["cacheN", "cache_n"],
+    ["draftN", "draft_n"],
+    ["draftAcceptedN", "draft_n_accepted"],
+  ];
+  let any = false;
+  for (const [to, from] of fields) {
+    const value = timings[from];
+    if (typeof value === "number" && Number.isFinite(value)) {
+      result[to] = value;
+      any = true;
+    }
+  }
+  return any ? result : undefined;
+}
+
+/** Everything one attempt has read so far, and the reading of each chunk. */
+class TurnReader {
+  content = "";
+  reasoning = "";
+  finishReason: FinishReason = "";
+  usage: unknown = undefined;
+  timings: unknown = undefined;
+  firstTokenMs: number | undefined;
+  events = 0;
+  done = false;
+  produced = false;
+  readonly #calls: OpenCall[] = [];
+  #lastCall: OpenCall | undefined;
+  #splitter: FenceSplitter | undefined;
+  #contentSeen = false;
+  readonly #options: StreamTurnOptions;
+  readonly #fences: readonly Fence[];
+  readonly #onStart: () => void;
+  readonly #started: number;
+  readonly #now: () => number;
+  readonly #headers: Headers | undefined;
+  /** A data line that did not parse alone, kept in case the event continues on the next line. */
+  #pending = "";
+
+  constructor(options: StreamTurnOptions, started: number, now: () => number, onStart: () => void, headers?: Headers) {
+    this.#options = options;
+    this.#fences = options.fences ?? DEFAULT_FENCES;
+    if (this.#fences.length > 0) {
+      this.#splitter = new FenceSplitter({ fences: this.#fences, startInReasoning: options.startInReasoning === true });
+    }
+    this.#started = started;
+    this.#now = now;
+    this.#onStart = onStart;
+    this.#headers = headers;
+  }
+
+  /** Reads one data line of the stream. */
+  data = (data: string, event: string): void => {
+    if (this.done) return;
+    let text = data;
+    if (this.#pending !== "") {
+      text = `${this.#pending}\n${data}`;
+    } else if (data.charCodeAt(0) === 91 /* [ */ && data === "[DONE]") {
+      this.done = true;
+      return;
+    }
+    if (text === "") return;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(text);
+    } catch (error) {
+      // An event may spread its JSON over several data lines; wait for the rest before judging.
+      if (text.length > 1_000_000) throw new MalformedStreamEvent(text, error);
+      this.#pending = text;
+      return;
+    }
+    this.#pending = "";
+    this.events++;
+    if (event === "error") throw streamError(isRecord(chunk) && chunk.error !== undefined ? chunk.error : chunk, this.#headers);
+    if (!isRecord(chunk)) return;
+    this.chunk(chunk);
+  };
+
+  /** A blank line ends an event: a data line still waiting for its continuation is malformed. */
+  endOfEvent(): void {
+    if (this.#pending !== "") {
+      const line = this.#pending;
+      this.#pending = "";
+      throw new MalformedStreamEvent(line);
+    }
+  }
+
+  chunk(chunk: Json): void {
+    if (chunk.error !== undefined && chunk.error !== null && chunk.choices === undefined) {
+      throw streamError(chunk.error, this.#headers);
+    }
+    const choices = chunk.choices;
+    if (Array.isArray(choices)) {
+      for (let i = 0; i < choices.length; i++) {
+        const choice = choices[i];
+        if (!isRecord(choice)) continue;
+        if (choice.index !== undefined && choice.index !== 0) continue;
+        const delta = choice.delta ?? choice.message;
+        if (isRecord(delta)) this.#delta(delta);
+        const finish = choice.finish_reason;
+        if (typeof finish === "string" && finish !== "") this.finishReason = finish;
+      }
+    }
+    if (isRecord(chunk.usage)) this.usage = chunk.usage;
+    if (isRecord(chunk.timings)) this.timings = chunk.timings;
+  }
+
+  #carried(): void {
+    if (this.produced) return;
+    this.produced = true;
+    this.firstTokenMs = this.#now() - this.#started;
+    const box = this.#options.produced;
+    if (box) box.value = true;
+    this.#onStart();
+  }
+
+  #delta(delta: Json): void {
+    const reasoningField = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+    if (typeof reasoningField === "string" && reasoningField !== "") {
+      this.#carried();
+      if (!this.#contentSeen && this.#options.startInReasoning && this.#fences.length > 0) {
+        // The server parses reasoning itself, so content is answer from the start.
+        this.#splitter = new FenceSplitter({ fences: this.#fences });
+      }
+      this.reasoning += reasoningField;
+      this.#options.onThinking?.(reasoningField);
+    }
+    const content = delta.content;
+    if (typeof content === "string" && content !== "") {
+      this.#carried();
+      this.#contentSeen = true;
+      if (this.#splitter === undefined) {
+        this.content += content;
+        this.#options.onOutput?.(content);
+      } else this.#split(this.#splitter.push(content));
+    }
+    const toolCalls = delta.tool_calls;
+    if (Array.isArray(toolCalls) && toolCalls.length > 0) {
+      this.#carried();
+      for (let i = 0; i < toolCalls.length; i++) {
+        const piece = toolCalls[i];
+        if (isRecord(piece)) this.#toolCall(piece);
+      }
+    }
+  }
+
+  #split(part: { answer: string; reasoning: string; moved?: string }): void {
+    if (part.moved !== undefined) this.content = this.content.slice(part.moved.length);
+    if (part.reasoning !== "") {
+      this.reasoning += part.reasoning;
+      this.#options.onThinking?.(part.reasoning);
+    }
+    if (part.answer !== "") {
+      this.content += part.answer;
+      this.#options.onOutput?.(part.answer);
+    }
+  }
+
+  #toolCall(piece: Json): void {
+    const id = typeof piece.id === "string" && piece.id !== "" ? piece.id : undefined;
+    const fn = isRecord(piece.function) ? piece.function : undefined;
+    const name = typeof fn?.name === "string" && fn.name !== "" ? fn.name : undefined;
+    const args = typeof fn?.arguments === "string" ? fn.arguments : undefined;
+    let call: OpenCall | undefined;
+    if (typeof piece.index === "number") {
+      const last = this.#lastCall;
+      call = last !== undefined && last.index === piece.index ? last : this.#calls.find((open) => open.index === piece.index);
+      if (call === undefined) {
+        call = { index: piece.index, id: "", name: "", arguments: "" };
+        this.#calls.push(call);
+      }
+    } else {
+      // No index: a new id starts a call, anything else continues the last one.
+      const last = this.#lastCall;
+      if (last !== undefined && (id === undefined || id === last.id)) call = last;
+      else {
+        const index = this.#calls.reduce((highest, open) => Math.max(highest, open.index + 1), 0);
+        call = { index, id: "", name: "", arguments: "" };
+        this.#calls.push(call);
+      }
+    }
+    this.#lastCall = call;
+    if (call.id === "" && id !== undefined) call.id = id;
+    if (call.name === "" && name !== undefined) call.name = name;
+    if (args !== undefined && args !== "") call.arguments += args;
+  }
+
+  /** The stream has ended: flushes the fence splitter and builds the turn. */
+  finish(durationMs: number): Turn {
+    if (this.#splitter !== undefined) this.#split(this.#splitter.end());
+    const newCallId = this.#options.newCallId ?? defaultCallId;
+    const toolCalls: ToolCall[] = [...this.#calls]
+      .sort((a, b) => a.index - b.index)
+      .map((call) => ({
+        id: call.id !== "" ? call.id : newCallId(),
+        type: "function" as const,
+        function: { name: call.name, arguments: call.arguments },
+      }));
+    const turn: Turn = {
+      content: this.content,
+      toolCalls,
+      usage: readUsage(this.usage),
+      finishReason: this.finishReason,
+      reasoning: this.reasoning,
+      durationMs,
+    };
+    const timings = readTimings(this.timings);
+    if (timings !== undefined) turn.timings = timings;
+    if (this.firstTokenMs !== undefined) turn.firstTokenMs = this.firstTokenMs;
+    return turn;
+  }
+}
+
+/** The error a stream reported inside a 200, as the SDK would have raised it. */
+function streamError(error: unknown, headers: Headers | undefined): APIError {
+  return new APIError(undefined, isRecord(error) ? error : { message: String(error) }, undefined, headers ?? new Headers());
+}
+
+/**
+ * Streams one chat completion and reads it back into a {@link Turn}.
+ *
+ * The request is made with `client` (so its base URL, key, headers and APIError for a refusal
+ * all apply, and it is never retried here: re-sending is the caller's decision), `stream: true`
+ * forced on the body. Answer text goes to `onOutput` and reasoning to `onThinking` as each
+ * network chunk is read; reasoning arrives in `reasoning_content`, vLLM's `reasoning`, or fenced
+ * inside content (see `fences`). Tool calls are put back together by index, their arguments
+ * joined exactly as sent; a piece for an index never opened starts that call, a piece with no
+ * index continues the last call unless it brings a new id, and a call that never got an id is
+ * given one. `usage` and llama.cpp's `timings` are taken from the last chunk that carried them.
+ *
+ * With `idleMs` or `firstChunkMs` set, silence rejects with {@link EndpointSilent} and the SDK's
+ * own request timer is switched off for the call. A stream that ends without `[DONE]` completes
+ * with what arrived; a dropped connection rejects with {@link StreamInterrupted}; a data line
+ * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with the
+ * SDK's APIError carrying the server's message and body; an aborted `signal` with its reason.
+ * Whatever the outcome, the timers are cleared and the connection is released.
+ *
+ * @param client - The OpenAI client to send with, usually from `getClient`.
+ * @param body - The chat completion request; `stream: true` is set here.
+ * @param options - Callbacks, the attempt's `produced` box, the signal and the watchdog.
+ * @example
+ * ```ts
+ * const produced = { value: false };
+ * const turn = await streamTurn(getClient(endpoint), { model, messages }, {
+ *   produced,
+ *   idleMs: timeoutMs(endpoint),
+ *   firstChunkMs: firstTokenMs(endpoint),
+ *   onOutput: (text) => process.stdout.write(text),
+ * });
+ * if (turn.finishReason === "length") console.warn("cut off at the token ceiling");
+ * ```
+ */
+export async function streamTurn(client: OpenAI, body: StreamBody, options: StreamTurnOptions = {}): Promise<Turn> {
+  const now = options.now ?? (() => performance.now());
+  const signal = options.signal;
+  if (signal?.aborted) throw signal.reason;
+  const started = now();
+  const controller = new AbortController();
+  const failed: { failure?: { error: unknown } } = {};
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let afterDone: ReturnType<typeof setTimeout> | undefined;
+  let finished = false;
+
+  const fail = (error: unknown): void => {
+    if (failed.failure !== undefined || finished) return;
+    failed.failure = { error };
+    controller.abort(error);
+    reader?.cancel(error).catch(() => undefined);
+  };
+  /** Throws what stopped the turn on purpose (the watchdog, the signal), if anything did. */
+  const stopped = (): void => {
+    if (failed.failure !== undefined) throw failed.failure.error;
+  };
+  const onAbort = (): void => fail(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const idleMs = positive(options.idleMs);
+  const firstChunkMs = options.firstChunkMs !== undefined ? positive(options.firstChunkMs) : idleMs !== undefined ? positive(idleMs * 5) : undefined;
+  const watchdog = new Watchdog(idleMs, firstChunkMs, fail);
+
+  try {
+    let response: Response;
+    try {
+      response = await client.chat.completions
+        .create({ ...body, stream: true } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming, {
+          signal: controller.signal,
+          maxRetries: 0,
+          ...(watchdog.armed ? { timeout: MAX_TIMER_MS } : {}),
+        })
+        .asResponse();
+    } catch (error) {
+      stopped();
+      throw error;
+    }
+    if (failed.failure !== undefined) await response.body?.cancel().catch(() => undefined);
+    stopped();
+    const turn = new TurnReader(options, started, now, () => watchdog.started(), response.headers);
+    const type = response.headers.get("content-type") ?? "";
+    if (response.body === null) return turn.finish(now() - started);
+    if (type.includes("application/json")) {
+      // A server that ignored stream: true and answered the whole completion at once.
+      const text = await response.text().catch((error: unknown) => {
+        stopped();
+        throw new StreamInterrupted({ produced: false, events: 0, cause: error });
+      });
+      stopped();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw new MalformedStreamEvent(text, error);
+      }
+      if (isRecord(parsed)) turn.chunk(parsed);
+      return turn.finish(now() - started);
+    }
+
+    const splitter = new SseSplitter(turn.data, () => turn.endOfEvent());
+    reader = response.body.getReader();
+    let ended = false;
+    while (!ended) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        stopped();
+        if (turn.done) break;
+        throw new StreamInterrupted({ produced: turn.produced, events: turn.events, cause: error });
+      }
+      stopped();
+      if (read.done) {
+        ended = true;
+        splitter.end();
+        turn.endOfEvent();
+        break;
+      }
+      if (turn.done) continue;
+      if (watchdog.idle) watchdog.touch();
+      splitter.push(read.value);
+      if (turn.done) {
+        // Let the server finish the response so its connection goes back to the pool, but do
+        // not wait on one that keeps it open.
+        watchdog.stop();
+        const open = reader;
+        afterDone = setTimeout(() => open.cancel().catch(() => undefined), AFTER_DONE_MS);
+      }
+    }
+    finished = true;
+    return turn.finish(now() - started);
+  } finally {
+    finished = true;
+    watchdog.stop();
+    if (afterDone !== undefined) clearTimeout(afterDone);
+    signal?.removeEventListener("abort", onAbort);
+    if (reader !== undefined) {
+      const open = reader;
+      // Harmless on a stream that has ended; on one abandoned half way it closes the socket.
+      open.cancel().catch(() => undefined);
+    }
+  }
+}
