@@ -96,3 +96,113 @@ export function requestTokens(body: RequestLike, options?: TokenOptions): number
   for (const message of body?.messages ?? []) total += messageTokens(message, options);
   return total;
 }
+
+/** A request cut four ways: the numbers {@link contextTokens} and {@link contextChars} hand back. */
+export interface ContextBreakdown {
+  /** System and developer messages: what a shorter prompt saves. */
+  system: number;
+  /** The declared tool schemas: what loading tools on demand saves. */
+  tools: number;
+  /** Every other message, the arguments of assistant tool calls included: what compaction folds. */
+  history: number;
+  /** The tool messages and nothing else: what pruning tool results shrinks. */
+  toolResults: number;
+  /** The four parts added together. */
+  total: number;
+}
+
+/** Options for {@link contextTokens}. */
+export interface ContextTokenOptions extends TokenOptions {
+  /**
+   * The prompt tokens the endpoint reported for this request; the total becomes this and every
+   * part a share of it. Anything that is not a number above zero is read as absent.
+   */
+  promptTokens?: number;
+}
+
+type Part = "system" | "tools" | "history" | "toolResults";
+
+function partOf(message: Message): Exclude<Part, "tools"> {
+  const role = (message as { role?: unknown } | null | undefined)?.role;
+  if (role === "system" || role === "developer") return "system";
+  if (role === "tool") return "toolResults";
+  return "history";
+}
+
+function toolsJsonChars(tools: readonly ToolDefinition[] | undefined): number {
+  if (!Array.isArray(tools) || tools.length === 0) return 0;
+  try {
+    return JSON.stringify(tools)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+function imagesOf(message: Message): number {
+  if (!message || typeof message !== "object") return 0;
+  return partsChars(message.content as string | ContentPart[] | null | undefined).images;
+}
+
+/**
+ * Counts the characters under each part of a request: system, tools, history and tool results.
+ *
+ * The same cut as {@link contextTokens}, exact rather than estimated: message characters as
+ * {@link messageChars} counts them and the tool block as its JSON. Image parts count zero.
+ */
+export function contextChars(body: RequestLike): ContextBreakdown {
+  const result: ContextBreakdown = { system: 0, tools: toolsJsonChars(body?.tools), history: 0, toolResults: 0, total: 0 };
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  for (const message of messages) result[partOf(message)] += messageChars(message);
+  result.total = result.system + result.tools + result.history + result.toolResults;
+  return result;
+}
+
+const PARTS: readonly Part[] = ["system", "tools", "history", "toolResults"];
+
+/**
+ * Cuts a request's prompt into system, tools, history and tool results, parts that add up to the total.
+ *
+ * Without `promptTokens` the total is {@link requestTokens} and each part is the sum of the same
+ * per-message estimates, the tool block exactly as {@link toolTokens} counts it. With
+ * `promptTokens` the total is that count and each part a share of it, weighted by the estimate;
+ * the largest part takes the rounding so the four sum exactly. A request with nothing in it puts
+ * a reported count under history.
+ *
+ * @example
+ * const { system, tools, history, toolResults, total } = contextTokens(body, { promptTokens: 5120 });
+ */
+export function contextTokens(body: RequestLike, options?: ContextTokenOptions): ContextBreakdown {
+  const estimated: ContextBreakdown = { system: 0, tools: toolTokens(body?.tools, options), history: 0, toolResults: 0, total: 0 };
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  for (const message of messages) estimated[partOf(message)] += messageTokens(message, options);
+  estimated.total = estimated.system + estimated.tools + estimated.history + estimated.toolResults;
+  const reported = options?.promptTokens;
+  if (typeof reported !== "number" || !Number.isFinite(reported) || reported <= 0) return estimated;
+  const total = Math.round(reported);
+  // Weights are the unrounded estimates, so a part is never inflated by per-message rounding.
+  const chars = contextChars(body);
+  const scale = divisor(options);
+  const weights: Record<Part, number> = {
+    system: chars.system / scale,
+    tools: chars.tools / scale,
+    history: chars.history / scale,
+    toolResults: chars.toolResults / scale,
+  };
+  for (const message of messages) weights[partOf(message)] += imagesOf(message) * IMAGE_PART_TOKENS;
+  const sum = weights.system + weights.tools + weights.history + weights.toolResults;
+  const shared: ContextBreakdown = { system: 0, tools: 0, history: 0, toolResults: 0, total };
+  if (!(sum > 0)) {
+    shared.history = total;
+    return shared;
+  }
+  let largest: Part = "history";
+  for (const part of PARTS) if (weights[part] > weights[largest]) largest = part;
+  let given = 0;
+  for (const part of PARTS) {
+    if (part === largest) continue;
+    shared[part] = Math.floor((total * weights[part]) / sum);
+    given += shared[part];
+  }
+  shared[largest] = total - given;
+  return shared;
+}
