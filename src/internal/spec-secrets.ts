@@ -46,7 +46,7 @@ const QUERY_NAMES = new Set(["sig", "signature", "code", "x-amz-signature", "x-g
 
 /** What is left of a value once its `${VAR}` references and a leading auth scheme are taken out. */
 function substance(text: string): string {
-  return withoutReferences(text).trim().replace(SCHEME_WORD, "").trim();
+  return withoutReferences(text.trim().replace(SCHEME_WORD, "")).trim();
 }
 
 function entropy(text: string): number {
