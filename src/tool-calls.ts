@@ -214,8 +214,8 @@ export interface RecoveredToolCalls {
 
 /** Closing tags after which a reply's calls are looked for (what precedes is a scratchpad). */
 const SCRATCHPAD_CLOSES = ["</think>", "◁/think▷", "</thinking>", "</reasoning>"];
-const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function="];
-const LLAMA_END = /^\s*(?:<\|eom_id\|>|<\|eot_id\|>)/;
+const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function="];
+const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
 
 interface Found {
   name: string;
@@ -235,8 +235,8 @@ interface Segment {
  * `<tool_call>` blocks holding JSON (Hermes, Qwen) or Qwen3-Coder's
  * `<function=name><parameter=key>value</parameter></function>` markup (also without the wrapper,
  * for a tool in `toolNames`), Mistral's `[TOOL_CALLS]` in both spellings (a JSON array, and
- * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` followed by JSON
- * calls. Failing those, a reply that is nothing but one JSON call (`{"name", "arguments"}` or
+ * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` (Llama 4's `<|python_start|>`)
+ * followed by JSON calls. Failing those, a reply that is nothing but one JSON call (`{"name", "arguments"}` or
  * `"parameters"`), or that holds exactly one ``` fenced call, is recovered when it names a tool in
  * `toolNames`. Arguments are stored as JSON text, repaired where they could be; a call whose
  * markup cannot be read is left in the text.
@@ -343,7 +343,8 @@ function readMarked(
     }
     case "[TOOL_CALLS]":
       return readMistral(body, start, inner);
-    case "<|python_tag|>": {
+    case "<|python_tag|>":
+    case "<|python_start|>": {
       const calls: Found[] = [];
       let position = inner;
       for (;;) {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, DEFAULT_FENCES, type Fence, FenceSplitter, type FenceSplitterOptions, stripThinking } from "../src/thinking.js";
@@ -144,6 +145,17 @@ describe("stripThinking", () => {
 
   it("keeps a half tag at the end of a reply as text", () => {
     expect(stripThinking("answer <thi")).toEqual({ content: "answer <thi", reasoning: "" });
+  });
+});
+
+describe("on real model outputs", () => {
+  const { cases } = JSON.parse(readFileSync(new URL("./fixtures/model-outputs/fenced-reasoning.json", import.meta.url), "utf8")) as {
+    cases: Array<{ source: string; model: string; text: string; content: string; reasoning: string }>;
+  };
+  it.each(cases.map((entry) => [`${entry.model} (${entry.source})`, entry] as const))("splits %s", (_name, entry) => {
+    expect(stripThinking(entry.text)).toEqual({ content: entry.content, reasoning: entry.reasoning });
+    const chunks = entry.text.match(/[\s\S]{1,3}/g) ?? [];
+    expect(splitChunks(chunks)).toMatchObject({ content: entry.content, reasoning: entry.reasoning });
   });
 });
 

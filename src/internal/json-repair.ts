@@ -61,6 +61,8 @@ export function repairJson(text: string): RepairedJson {
   const stack: string[] = [];
   /** Whether the innermost object expects a key next. */
   let expectKey = false;
+  /** Whether a value (or key) may start here; a quote anywhere else is stray, not a string. */
+  let expectValue = true;
 
   const skipBlank = (from: number): number => {
     let position = from;
@@ -91,7 +93,13 @@ export function repairJson(text: string): RepairedJson {
       index = skipBlank(index);
       continue;
     }
+    if ((character === '"' || character === "'") && !expectValue) {
+      out += character;
+      index++;
+      continue;
+    }
     if (character === '"' || character === "'") {
+      expectValue = false;
       const read = readString(text, index, character);
       out += read.json;
       index = read.end;
@@ -101,6 +109,7 @@ export function repairJson(text: string): RepairedJson {
     if (character === "{" || character === "[") {
       stack.push(character);
       expectKey = character === "{";
+      expectValue = true;
       out += character;
       index++;
       continue;
@@ -108,12 +117,14 @@ export function repairJson(text: string): RepairedJson {
     if (character === "}" || character === "]") {
       stack.pop();
       expectKey = false;
+      expectValue = false;
       out += character;
       index++;
       continue;
     }
     if (character === ":") {
       expectKey = false;
+      expectValue = true;
       out += character;
       index++;
       continue;
@@ -125,6 +136,7 @@ export function repairJson(text: string): RepairedJson {
       // A comma before a closing bracket is a trailing comma; so is one at a container's start.
       if (following === "}" || following === "]" || following === ",") continue;
       expectKey = stack[stack.length - 1] === "{";
+      expectValue = true;
       out += ",";
       continue;
     }
@@ -133,6 +145,7 @@ export function repairJson(text: string): RepairedJson {
       const part = IDENTIFIER_START.test(character) ? IDENTIFIER_PART : /[0-9A-Za-z_.\-]/;
       while (end < length && part.test(text[end] as string)) end++;
       const word = text.slice(index, end);
+      expectValue = false;
       const after = skipBlank(end);
       if (text[after] === ":" && (expectKey || stack.length === 0 || IDENTIFIER_START.test(character))) {
         out += JSON.stringify(word);
@@ -146,6 +159,7 @@ export function repairJson(text: string): RepairedJson {
       let end = index + 1;
       while (end < length && NUMBER_PART.test(text[end] as string)) end++;
       out += normaliseNumber(text.slice(index, end));
+      expectValue = false;
       index = end;
       continue;
     }
