@@ -239,7 +239,7 @@ function present(value: unknown): boolean {
 
 function copy<T>(value: T): T {
   if (typeof value !== "object" || value === null) return value;
-  return copyJsonValue(value, { dropCredentials: false, path: "", warn: () => {} }) as T;
+  return copyJsonValue(value, { dropCredentials: false, path: "", warn: () => {}, maxDepth: Number.POSITIVE_INFINITY }) as T;
 }
 
 function section(layer: unknown, key: string): Record<string, unknown> | undefined {

@@ -98,13 +98,24 @@ describe("parseSpec: refuses only the four document-level faults", () => {
     ["a prompt entry that is a string", { prompt: ["be brief"] }, "prompt[0]"],
     ["a prompt entry with no id", { prompt: [{ text: "x" }] }, "prompt[0]"],
     ["a prompt entry with no text", { prompt: [{ id: "x" }] }, "prompt[0]"],
-    ["a hook with an unknown event", { hooks: [{ id: "h", event: "whenever" }] }, "hooks[0].event"],
     ["a task that is not an object", { tasks: { title: "small" } }, "tasks.title"],
     ["extraBody as an array", { model: { extraBody: [1] } }, "model.extraBody"],
     ["a non-string server name", { tools: { servers: ["fs", 3] } }, "tools.servers[1]"],
   ])("keeps the document and drops %s with a warning", (_label, fields, path) => {
     const { warnings } = accept(doc(fields));
     expect(warnings).toEqual([expect.stringContaining(`${path}: `)]);
+  });
+
+  it("drops a hook with an unknown event or none, but keeps one that only switches an inherited hook off", () => {
+    const { spec, warnings } = accept(
+      doc({ hooks: [{ id: "a", event: "whenever" }, { id: "b", server: "m", tool: "t" }, { id: "c", enabled: false }] }),
+    );
+    expect(spec.hooks).toEqual([{ id: "c", enabled: false }]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^hooks\[0\]\.event: "whenever" is not one of sessionStart, /),
+      expect.stringMatching(/^hooks\[0\]: names no event/),
+      expect.stringMatching(/^hooks\[1\]: names no event/),
+    ]);
   });
 
   it("reports every problem at once", () => {
@@ -135,7 +146,7 @@ describe("parseSpec: values", () => {
     ["model.requestTimeoutSeconds", { model: { requestTimeoutSeconds: -5 } }],
     ["tools.maxIterations", { tools: { maxIterations: 1e300 } }],
     ["tasks.title.temperature", { tasks: { title: { temperature: 9 } } }],
-    ["hooks[0].maxTokens", { hooks: [{ id: "h", maxTokens: -20 }] }],
+    ["hooks[0].maxTokens", { hooks: [{ id: "h", event: "beforeTurn", maxTokens: -20 }] }],
   ])("drops an out-of-range %s rather than clamping it", (path, fields) => {
     const { spec, warnings } = accept(doc(fields));
     expect(warnings).toEqual([expect.stringMatching(new RegExp(`out of range.*dropped, not clamped`))]);
@@ -215,7 +226,7 @@ describe("parseSpec: no credential at any depth", () => {
     ["a task", { tasks: { title: { apiKey: "sk-1", model: "m" } } }, "tasks.title.apiKey"],
     ["extraBody", { model: { extraBody: { token: "t" } } }, "model.extraBody.token"],
     ["deep inside extraBody", { model: { extraBody: { a: { b: [{ password: "p" }] } } } }, "model.extraBody.a.b[0].password"],
-    ["a hook's arguments", { hooks: [{ id: "h", arguments: { accessToken: "t" } }] }, "hooks[0].arguments.accessToken"],
+    ["a hook's arguments", { hooks: [{ id: "h", event: "beforeTurn", arguments: { accessToken: "t" } }] }, "hooks[0].arguments.accessToken"],
     ["the tools section", { tools: { key: "k" } }, "tools.key"],
     ["a header-shaped field", { model: { Authorization: "Bearer x" } }, "model.Authorization"],
     ["a ${VAR} reference", { model: { apiKey: "${OPENAI_API_KEY}" } }, "model.apiKey"],
@@ -600,7 +611,7 @@ describe("robustness", () => {
     ["objects in extraBody", { model: { extraBody: nested(100_000, (inner) => ({ a: inner })) } }],
     ["arrays in extraBody", { model: { extraBody: { a: nested(100_000, (inner) => [inner]) } } }],
     ["arrays as a prompt entry", { prompt: [nested(100_000, (inner) => [inner])] }],
-    ["objects in a hook's arguments", { hooks: [{ id: "h", arguments: nested(100_000, (inner) => ({ a: inner })) }] }],
+    ["objects in a hook's arguments", { hooks: [{ id: "h", event: "afterTurn", arguments: nested(100_000, (inner) => ({ a: inner })) }] }],
   ])("reads %s nested 100,000 deep without throwing, dropping what is too deep", (_label, fields) => {
     const value = doc(fields);
     const result = parseSpec(value);
@@ -697,7 +708,7 @@ const agentSpec = fc.record(
       { requiredKeys: [] },
     ),
     hooks: fc.uniqueArray(
-      fc.record({ id, event: fc.constantFrom("sessionStart", "beforeTurn", "afterTurn"), server: text, tool: text, maxTokens: number(0, 2000, true) }, { requiredKeys: ["id"] }),
+      fc.record({ id, event: fc.constantFrom("sessionStart", "beforeTurn", "afterTurn"), server: text, tool: text, maxTokens: number(0, 2000, true) }, { requiredKeys: ["id", "event"] }),
       { selector: (hook) => hook.id, maxLength: 4 },
     ),
     tasks: fc.dictionary(fc.constantFrom("title", "toolSelect", "compaction", "summary"), task),

@@ -395,7 +395,11 @@ export function readDocument(value: unknown, options: ReadOptions): ReadResult {
       return false;
     }))],
     ["tools", reader.tools(ownValue(value, "tools"))],
-    ["hooks", mapOrUndefined(reader.container(ownValue(value, "hooks"), "hooks", "array"), (list) => reader.entries(list as unknown[], "hooks", "id", HOOK_FIELDS))],
+    ["hooks", mapOrUndefined(reader.container(ownValue(value, "hooks"), "hooks", "array"), (list) => reader.entries(list as unknown[], "hooks", "id", HOOK_FIELDS, (hook, path) => {
+      if (typeof hook.event === "string" || hook.enabled === false) return true;
+      reader.warn(path, "names no event, so nothing would ever run it; dropped");
+      return false;
+    }))],
     ["tasks", reader.tasks(ownValue(value, "tasks"))],
     ["bundle", reader.bundle(ownValue(value, "bundle"))],
   ];
