@@ -94,9 +94,21 @@ interface Token {
   fence: number;
 }
 
+/** Tokens looked for together, with the characters any of them can start with. */
+interface TokenSet {
+  tokens: readonly Token[];
+  /** Each distinct first character once, so text without any of them is skipped quickly. */
+  starts: string;
+  longest: number;
+}
+
+function tokenSet(tokens: readonly Token[]): TokenSet {
+  const starts = [...new Set(tokens.map((token) => token.text[0] as string))].join("");
+  return { tokens, starts, longest: Math.max(0, ...tokens.map((token) => token.text.length)) };
+}
+
 const WHITESPACE = /^\s*$/;
 const LEADING_WHITESPACE = /^\s+/;
-const TRAILING_WHITESPACE = /\s+$/;
 const REASONING_SEPARATOR = "\n\n";
 
 /**
@@ -129,14 +141,15 @@ const REASONING_SEPARATOR = "\n\n";
 export class FenceSplitter {
   readonly #fences: readonly Fence[];
   /** Tokens looked for in the answer while no fence has been seen (closes count as orphans). */
-  readonly #answerTokensBefore: Token[];
+  readonly #answerTokensBefore: TokenSet;
   /** Tokens looked for in the answer once a fence has been seen. */
-  readonly #answerTokensAfter: Token[];
+  readonly #answerTokensAfter: TokenSet;
   /** Every close, for a fence the template opened. */
-  readonly #anyCloseTokens: Token[];
+  readonly #anyCloseTokens: TokenSet;
   /** Every close plus every open, while a template-opened fence has no text yet. */
-  readonly #anyCloseOrOpenTokens: Token[];
-  readonly #longestToken: number;
+  readonly #anyCloseOrOpenTokens: TokenSet;
+  /** Each fence's own close, by fence. */
+  readonly #closeTokens: TokenSet[];
 
   #pending = "";
   #inFence = false;
@@ -165,11 +178,11 @@ export class FenceSplitter {
       closes.push({ text: fence.close, kind: "close", fence: index });
       for (const marker of fence.markers ?? []) if (marker !== "") markers.push({ text: marker, kind: "marker", fence: index });
     });
-    this.#answerTokensBefore = [...opens, ...markers, ...closes];
-    this.#answerTokensAfter = [...opens, ...markers];
-    this.#anyCloseTokens = closes;
-    this.#anyCloseOrOpenTokens = [...closes, ...opens];
-    this.#longestToken = Math.max(0, ...[...opens, ...closes, ...markers].map((token) => token.text.length));
+    this.#answerTokensBefore = tokenSet([...opens, ...markers, ...closes]);
+    this.#answerTokensAfter = tokenSet([...opens, ...markers]);
+    this.#anyCloseTokens = tokenSet(closes);
+    this.#anyCloseOrOpenTokens = tokenSet([...closes, ...opens]);
+    this.#closeTokens = closes.map((close) => tokenSet([close]));
     if (options.startInReasoning && this.#fences.length > 0) {
       this.#inFence = true;
       this.#fence = -1;
@@ -203,12 +216,9 @@ export class FenceSplitter {
     return result;
   }
 
-  #tokens(): Token[] {
+  #tokens(): TokenSet {
     if (this.#inFence) {
-      if (this.#fence >= 0) {
-        const fence = this.#fences[this.#fence] as Fence;
-        return [{ text: fence.close, kind: "close", fence: this.#fence }];
-      }
+      if (this.#fence >= 0) return this.#closeTokens[this.#fence] as TokenSet;
       return this.#fenceHasText ? this.#anyCloseTokens : this.#anyCloseOrOpenTokens;
     }
     return this.#seenFence ? this.#answerTokensAfter : this.#answerTokensBefore;
@@ -224,7 +234,7 @@ export class FenceSplitter {
     let position = 0;
     while (position < text.length) {
       const tokens = this.#tokens();
-      const found = findToken(text, position, tokens, final, this.#longestToken);
+      const found = findToken(text, position, tokens, final);
       if (found.index < 0) {
         this.#emitText(text.slice(position), result);
         return result;
@@ -329,8 +339,10 @@ export class FenceSplitter {
       if (text === "") return;
       this.#fenceHasText = true;
     }
-    const trailing = TRAILING_WHITESPACE.exec(text)?.[0] ?? "";
-    const body = text.slice(0, text.length - trailing.length);
+    let cut = text.length;
+    while (cut > 0 && isWhitespace(text.charCodeAt(cut - 1))) cut--;
+    const trailing = text.slice(cut);
+    const body = text.slice(0, cut);
     if (body !== "") {
       if (this.#needSeparator) {
         result.reasoning += REASONING_SEPARATOR;
@@ -344,6 +356,23 @@ export class FenceSplitter {
   }
 }
 
+/** Whether a UTF-16 code unit is whitespace as `\s` reads it. */
+function isWhitespace(code: number): boolean {
+  return (
+    (code >= 0x09 && code <= 0x0d) ||
+    code === 0x20 ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
 interface Found {
   /** Where the token (or a possible token) starts; -1 when there is none. */
   index: number;
@@ -355,7 +384,16 @@ interface Found {
  * Finds the leftmost token at or after `from`, preferring the longest one at that position, or
  * the leftmost place where the text ends inside what could still become a token.
  */
-function findToken(text: string, from: number, tokens: readonly Token[], final: boolean, longest: number): Found {
+function findToken(text: string, from: number, set: TokenSet, final: boolean): Found {
+  const { tokens, starts, longest } = set;
+  let candidate = false;
+  for (let index = 0; index < starts.length; index++) {
+    if (text.indexOf(starts[index] as string, from) >= 0) {
+      candidate = true;
+      break;
+    }
+  }
+  if (!candidate) return { index: -1 };
   let best = -1;
   let bestToken: Token | undefined;
   for (const token of tokens) {
@@ -371,6 +409,7 @@ function findToken(text: string, from: number, tokens: readonly Token[], final: 
   const start = Math.max(from, text.length - longest + 1);
   const limit = best < 0 ? text.length : best + 1;
   for (let index = start; index < limit; index++) {
+    if (!starts.includes(text[index] as string)) continue;
     const rest = text.length - index;
     for (const token of tokens) {
       if (token.text.length > rest && token.text.startsWith(text.slice(index))) return { index };
