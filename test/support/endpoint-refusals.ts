@@ -47,8 +47,14 @@ export interface RefusalRules {
   temperatureMax?: number;
   /** Refuse a trailing assistant message (a prefill). */
   prefill?: boolean;
-  /** Refuse a prompt larger than the endpoint's window (with the ceiling, for families that count it). */
+  /**
+   * Refuse a prompt larger than the endpoint's window. OpenAI, vLLM and OpenRouter weigh the
+   * prompt plus the reply ceiling; llama.cpp refuses a prompt that fills the window; Ollama never
+   * refuses (it truncates), so the rule does nothing there.
+   */
   contextOverflow?: boolean;
+  /** Send the overflow as an error event inside a 200 stream when the request streams. */
+  overflowInStream?: boolean;
   /** Answer the 429 that borrows overflow's words when the prompt and ceiling pass this many tokens. */
   tokensPerMinute?: number;
 }
@@ -93,19 +99,24 @@ function jsonSchemaFormat(body: Record<string, unknown>): Record<string, unknown
   return isRecord(format.json_schema) ? format.json_schema : {};
 }
 
-function usesKeyword(schema: unknown, keywords: readonly string[], depth = 0): boolean {
-  if (depth > 64) return false;
-  if (Array.isArray(schema)) return schema.some((item) => usesKeyword(item, keywords, depth + 1));
-  if (!isRecord(schema)) return false;
-  for (const [key, value] of Object.entries(schema)) {
-    if (keywords.includes(key)) return true;
-    if (key !== "properties" && key !== "$defs" && key !== "definitions") {
-      if (usesKeyword(value, keywords, depth + 1)) return true;
-    } else if (isRecord(value)) {
-      for (const inner of Object.values(value)) if (usesKeyword(inner, keywords, depth + 1)) return true;
+/** Finds the first sub-schema using one of the keywords, skipping property and definition names. */
+function findKeyword(schema: unknown, keywords: readonly string[], depth = 0): Record<string, unknown> | undefined {
+  if (depth > 64) return undefined;
+  if (Array.isArray(schema)) {
+    for (const item of schema) {
+      const found = findKeyword(item, keywords, depth + 1);
+      if (found) return found;
     }
+    return undefined;
   }
-  return false;
+  if (!isRecord(schema)) return undefined;
+  for (const [key, value] of Object.entries(schema)) {
+    if (keywords.includes(key)) return schema;
+    const inner = key === "properties" || key === "$defs" || key === "definitions" ? (isRecord(value) ? Object.values(value) : []) : value;
+    const found = findKeyword(inner, keywords, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function ceilingOf(body: Record<string, unknown>): number | undefined {
@@ -158,8 +169,8 @@ export function findRefusal(
   if (format && rules.responseFormat) return { kind: "responseFormat", detail: { field: "response_format" } };
   if (rules.schemaGrammar) {
     const keywords = rules.schemaGrammar === true ? UNBUILDABLE : rules.schemaGrammar;
-    const schemas = [format?.schema, ...tools.map((fn) => fn.parameters)];
-    if (schemas.some((schema) => usesKeyword(schema, keywords))) return { kind: "schemaGrammar", detail: {} };
+    const found = findKeyword([format?.schema, ...tools.map((fn) => fn.parameters)], keywords);
+    if (found) return { kind: "schemaGrammar", detail: { value: JSON.stringify(found) } };
   }
   if (format && rules.invalidSchema) return { kind: "invalidSchema", detail: { name: String(format.name ?? "") } };
   const ceiling = ceilingOf(body);
@@ -174,9 +185,10 @@ export function findRefusal(
     if (isRecord(last) && last.role === "assistant") return { kind: "prefill", detail: {} };
   }
   const counted = sizes.promptTokens + (COUNTS_CEILING.has(profile.name) ? (ceiling ?? 0) : 0);
-  if (rules.contextOverflow && profile.name !== "ollama" && counted > sizes.window) {
+  const overflows = profile.name === "llama.cpp" ? sizes.promptTokens >= sizes.window : counted > sizes.window;
+  if (rules.contextOverflow && profile.name !== "ollama" && overflows) {
     return {
-      kind: "contextOverflow",
+      kind: rules.overflowInStream && body.stream === true ? "overflowInStream" : "contextOverflow",
       detail: { promptTokens: sizes.promptTokens, completionTokens: ceiling ?? 0, window: sizes.window },
     };
   }

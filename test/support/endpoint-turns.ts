@@ -101,7 +101,7 @@ export function buildUsage(profile: Profile, spec: TurnSpec, counts: UsageCounts
     total_tokens: override.total_tokens ?? prompt + completion,
   };
   const cached = override.cached_tokens ?? counts.cached;
-  if (cached !== undefined || profile.name === "openai") {
+  if (cached !== undefined || profile.stream.cachedAlways) {
     usage.prompt_tokens_details = { cached_tokens: cached ?? 0, ...(profile.name === "openai" ? { audio_tokens: 0 } : {}) };
   }
   if (profile.name === "openai") {

@@ -19,7 +19,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { createPromptCounter, type PromptCounter, type PromptUnits } from "./render.js";
 import {
-  messageOf,
   profileNamed,
   refusalWording,
   type Profile,
@@ -33,7 +32,15 @@ import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type Usage
 export type { ProfileName, RefusalKind, RefusalDetail } from "./profiles.js";
 export type { RefusalConfig, RefusalRules } from "./endpoint-refusals.js";
 export type { TurnSpec, ToolCallSpec } from "./endpoint-turns.js";
-export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf } from "./profiles.js";
+export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./profiles.js";
+export {
+  createPromptCounter,
+  renderMessage,
+  renderPieces,
+  renderRequest,
+  type PromptCounter,
+  type PromptUnits,
+} from "./render.js";
 
 /** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
 export type ChunkSpec = Record<string, unknown> | string;
@@ -494,9 +501,6 @@ function sendBody(response: ServerResponse, status: number, body: unknown, heade
   }
   sendJson(response, status, body, headers);
 }
-
-/** Reads the message out of an error body in any family's shape. */
-export const errorMessageOf = messageOf;
 
 /** The profile object for a name, for tests that read a family's listing or wording directly. */
 export function profileOf(name: ProfileName): Profile {

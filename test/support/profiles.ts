@@ -8,6 +8,8 @@
  * wording could be found the entry says so in `source` and is shaped like the family's other
  * errors, so a test can still exercise the path without pretending it is verbatim.
  */
+import { llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./endpoint-wordings.js";
+
 
 /** The server families the loopback endpoint can imitate. */
 export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter";
@@ -139,6 +141,8 @@ export interface StreamStyle {
   usageOnFinalChunk: boolean;
   /** Whether the final chunk carries llama.cpp-style `timings`. */
   timings: boolean;
+  /** Whether usage always carries `prompt_tokens_details.cached_tokens`, zero on a cold cache. */
+  cachedAlways: boolean;
   /** SSE comment lines the family sends before its first chunk (OpenRouter's keep-alive). */
   leadingComments: string[];
   /** The prefix of the completion id. */
@@ -169,241 +173,6 @@ export interface Profile {
 
 const created = 1_700_000_000;
 
-function openaiError(message: string, type: string, param: string | null, code: string | null): unknown {
-  return { error: { message, type, param, code } };
-}
-
-function quoteList(values: string[]): string {
-  const quoted = values.map((value) => `'${value}'`);
-  if (quoted.length <= 1) return quoted.join("");
-  if (quoted.length === 2) return `${quoted[0]} and ${quoted[1]}`;
-  return `${quoted.slice(0, -1).join(", ")}, and ${quoted[quoted.length - 1]}`;
-}
-
-const OPENAI_EFFORTS = ["minimal", "low", "medium", "high"];
-
-/** OpenAI's wordings, shared by the proxies that pass OpenAI's own errors through. */
-const openaiRefusals: Partial<Record<RefusalKind, RefusalWording>> = {
-  unknownField: {
-    status: 400,
-    body: ({ field }) => openaiError(`Unrecognized request argument supplied: ${field ?? "min_p"}`, "invalid_request_error", null, null),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  unknownParameter: {
-    status: 400,
-    body: ({ field }) =>
-      openaiError(`Unknown parameter: '${field ?? "min_p"}'.`, "invalid_request_error", field ?? "min_p", "unknown_parameter"),
-    source: "https://github.com/openai/openai-python/issues/2072",
-  },
-  reasoningEffort: {
-    status: 400,
-    body: ({ value, supported }) =>
-      openaiError(
-        `Unsupported value: 'reasoning_effort' does not support '${value ?? "none"}' with this model. Supported values are: ${quoteList(supported ?? OPENAI_EFFORTS)}.`,
-        "invalid_request_error",
-        "reasoning_effort",
-        "unsupported_value",
-      ),
-    source: "https://github.com/openai/openai-python/issues/2594",
-  },
-  reasoningEffortUnsupported: {
-    status: 400,
-    body: () =>
-      openaiError(
-        "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
-        "invalid_request_error",
-        "reasoning_effort",
-        "unsupported_parameter",
-      ),
-    source: "https://github.com/openai/openai-python/issues/2072",
-  },
-  maxTokens: {
-    status: 400,
-    body: () =>
-      openaiError(
-        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
-        "invalid_request_error",
-        "max_tokens",
-        "unsupported_parameter",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  temperature: {
-    status: 400,
-    body: ({ value }) =>
-      openaiError(
-        `Unsupported value: 'temperature' does not support ${value ?? 0.2} with this model. Only the default (1) value is supported.`,
-        "invalid_request_error",
-        "temperature",
-        "unsupported_value",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  maxTokensValue: {
-    status: 400,
-    body: ({ value, ceiling }) =>
-      openaiError(
-        `max_tokens is too large: ${value ?? 100000}. This model supports at most ${ceiling ?? 16384} completion tokens, whereas you provided ${value ?? 100000}.`,
-        "invalid_request_error",
-        "max_tokens",
-        "invalid_value",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  temperatureValue: {
-    status: 400,
-    body: ({ value }) =>
-      openaiError(
-        `Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got ${value ?? 3} instead.`,
-        "invalid_request_error",
-        "temperature",
-        "decimal_above_max_value",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  contextOverflow: {
-    status: 400,
-    body: ({ window, promptTokens, completionTokens }) =>
-      openaiError(
-        `This model's maximum context length is ${window ?? 128000} tokens. However, your messages resulted in ${(promptTokens ?? 130000) + (completionTokens ?? 0)} tokens. Please reduce the length of the messages.`,
-        "invalid_request_error",
-        "messages",
-        "context_length_exceeded",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  rateLimitTokens: {
-    status: 429,
-    body: ({ model, limit, promptTokens }) =>
-      openaiError(
-        `Request too large for ${model} in organization org-loopback on tokens per min (TPM): Limit ${limit ?? 30000}, Requested ${promptTokens ?? 50000}. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.`,
-        "tokens",
-        null,
-        "rate_limit_exceeded",
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  responseFormat: {
-    status: 400,
-    body: () =>
-      openaiError(
-        "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
-        "invalid_request_error",
-        "response_format",
-        null,
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-  invalidSchema: {
-    status: 400,
-    body: ({ name }) =>
-      openaiError(
-        `Invalid schema for response_format '${name ?? "answer"}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing 'b'.`,
-        "invalid_request_error",
-        "response_format",
-        null,
-      ),
-    source: "https://github.com/openai/openai-python/issues/1795",
-  },
-};
-
-function llamaError(code: number, message: string, type: string, extra: Record<string, unknown> = {}): unknown {
-  return { error: { code, message, type, ...extra } };
-}
-
-const llamaRefusals: Partial<Record<RefusalKind, RefusalWording>> = {
-  tools: {
-    status: 500,
-    body: () => llamaError(500, "tools param requires --jinja flag", "server_error"),
-    source: "https://github.com/ggml-org/llama.cpp tools/server/utils.hpp (oaicompat_chat_params_parse)",
-  },
-  contextOverflow: {
-    status: 400,
-    body: ({ promptTokens, window }) =>
-      llamaError(400, "the request exceeds the available context size, try increasing it", "exceed_context_size_error", {
-        n_prompt_tokens: promptTokens ?? 5000,
-        n_ctx: window ?? 4096,
-      }),
-    source: "https://github.com/ggml-org/llama.cpp tools/server/server.cpp (send_error, ERROR_TYPE_EXCEED_CONTEXT_SIZE)",
-  },
-  loading: {
-    status: 503,
-    body: () => llamaError(503, "Loading model", "unavailable_error"),
-    source: "https://github.com/ggml-org/llama.cpp tools/server/server.cpp (ERROR_TYPE_UNAVAILABLE while loading)",
-  },
-  schemaGrammar: {
-    status: 400,
-    body: () => llamaError(400, "JSON schema conversion failed:\nUnrecognized schema: {\"not\":{}}", "invalid_request_error"),
-    source: "https://github.com/ggml-org/llama.cpp common/json-schema-to-grammar.cpp",
-  },
-  prefill: {
-    status: 400,
-    body: () => llamaError(400, "Assistant response prefill is incompatible with enable_thinking.", "invalid_request_error"),
-    source: "https://github.com/ggml-org/llama.cpp tools/server/utils.hpp (oaicompat_chat_params_parse)",
-  },
-  overflowInStream: {
-    status: 200,
-    body: ({ promptTokens, window }) =>
-      llamaError(400, "the request exceeds the available context size, try increasing it", "exceed_context_size_error", {
-        n_prompt_tokens: promptTokens ?? 5000,
-        n_ctx: window ?? 4096,
-      }),
-    source: "https://github.com/ggml-org/llama.cpp tools/server/server.cpp (an error after the headers is sent as a data event)",
-  },
-};
-
-function vllmError(message: string, type = "BadRequestError", code = 400): unknown {
-  return { error: { message, type, param: null, code } };
-}
-
-const vllmRefusals: Partial<Record<RefusalKind, RefusalWording>> = {
-  contextOverflow: {
-    status: 400,
-    body: ({ window, promptTokens, completionTokens }) =>
-      vllmError(
-        `This model's maximum context length is ${window ?? 4096} tokens. However, you requested ${(promptTokens ?? 5000) + (completionTokens ?? 0)} tokens (${promptTokens ?? 5000} in the messages, ${completionTokens ?? 0} in the completion). Please reduce the length of the messages or completion.`,
-      ),
-    source: "https://github.com/vllm-project/vllm vllm/entrypoints/openai/serving_engine.py (_validate_input)",
-  },
-};
-
-function lmstudioError(message: string): unknown {
-  return { error: message };
-}
-
-const lmstudioRefusals: Partial<Record<RefusalKind, RefusalWording>> = {};
-
-function ollamaError(message: string, type = "invalid_request_error"): unknown {
-  return { error: { message, type, param: null, code: null } };
-}
-
-const ollamaRefusals: Partial<Record<RefusalKind, RefusalWording>> = {};
-
-function openrouterError(code: number, message: string, metadata?: Record<string, unknown>): unknown {
-  return { error: { message, code, ...(metadata ? { metadata } : {}) } };
-}
-
-const openrouterRefusals: Partial<Record<RefusalKind, RefusalWording>> = {
-  tools: {
-    status: 404,
-    body: () =>
-      openrouterError(
-        404,
-        "No endpoints found that support tool use. To learn more about provider routing, visit: https://openrouter.ai/docs/provider-routing",
-      ),
-    source: "https://github.com/OpenRouterTeam/openrouter-runner (quoted in issues of clients calling OpenRouter)",
-  },
-  contextOverflow: {
-    status: 400,
-    body: ({ window, promptTokens, completionTokens }) =>
-      openrouterError(
-        400,
-        `This endpoint's maximum context length is ${window ?? 128000} tokens. However, you requested about ${(promptTokens ?? 130000) + (completionTokens ?? 0)} tokens (${promptTokens ?? 130000} of text input, ${completionTokens ?? 0} in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.`,
-      ),
-    source: "openrouter",
-  },
-};
-
 /** The families, keyed by name. */
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
   openai: {
@@ -415,7 +184,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     notFound: (method, path) => ({
       status: 404,
       body: openaiError(`Invalid URL (${method} ${path})`, "invalid_request_error", null, null),
-      source: "https://github.com/openai/openai-python/issues/1795",
+      source: "https://github.com/harry0703/MoneyPrinterTurbo/issues/57",
     }),
     stream: {
       roleChunk: true,
@@ -424,10 +193,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: false,
       usageOnFinalChunk: false,
       timings: false,
+      cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
     },
-    refusals: openaiRefusals,
+    refusals: WORDINGS.openai,
     fallbackError: (_status, message, type) => openaiError(message, type, null, null),
   },
   "llama.cpp": {
@@ -451,7 +221,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     notFound: () => ({
       status: 404,
       body: llamaError(404, "File Not Found", "not_found_error"),
-      source: "https://github.com/ggml-org/llama.cpp tools/server/server.cpp (ERROR_TYPE_NOT_FOUND)",
+      source: "ggml-org/llama.cpp tools/server/server.cpp (the error handler answers format_error_response(\"File Not Found\", ERROR_TYPE_NOT_FOUND))",
     }),
     stream: {
       roleChunk: true,
@@ -460,10 +230,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: false,
       usageOnFinalChunk: false,
       timings: true,
+      cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
     },
-    refusals: llamaRefusals,
+    refusals: WORDINGS["llama.cpp"],
     fallbackError: (status, message, type) => llamaError(status, message, type),
   },
   vllm: {
@@ -481,7 +252,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     }),
     props: () => null,
     lmstudioModels: () => null,
-    notFound: () => ({ status: 404, body: { detail: "Not Found" }, source: "FastAPI's default 404 (vLLM serves through FastAPI)" }),
+    notFound: () => ({ status: 404, body: { detail: "Not Found" }, source: "FastAPI's default 404 body; vLLM's OpenAI server is a FastAPI app (vllm/entrypoints/openai/api_server.py)" }),
     stream: {
       roleChunk: true,
       reasoningField: "reasoning",
@@ -489,10 +260,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: false,
       usageOnFinalChunk: false,
       timings: false,
+      cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
     },
-    refusals: vllmRefusals,
+    refusals: WORDINGS.vllm,
     fallbackError: (status, message, type) => vllmError(message, type === "invalid_request_error" ? "BadRequestError" : type, status),
   },
   lmstudio: {
@@ -520,7 +292,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     notFound: (method, path) => ({
       status: 200,
       body: { error: `Unexpected endpoint or method. (${method} ${path})` },
-      source: "lmstudio",
+      source: "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/618 (LM Studio answers an unknown route with 200)",
     }),
     stream: {
       roleChunk: false,
@@ -529,10 +301,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: true,
       usageOnFinalChunk: true,
       timings: false,
+      cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
     },
-    refusals: lmstudioRefusals,
+    refusals: WORDINGS.lmstudio,
     fallbackError: (_status, message) => lmstudioError(message),
   },
   ollama: {
@@ -541,7 +314,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     modelEntry: (id) => ({ id, object: "model", created, owned_by: "library" }),
     props: () => null,
     lmstudioModels: () => null,
-    notFound: () => ({ status: 404, body: "404 page not found", source: "Go net/http / gin default 404 (Ollama serves through gin)" }),
+    notFound: () => ({ status: 404, body: "404 page not found", source: "gin's default 404 body (gin-gonic/gin gin.go default404Body); Ollama's server is a gin router (ollama/ollama server/routes.go)" }),
     stream: {
       roleChunk: false,
       reasoningField: "reasoning",
@@ -549,10 +322,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: false,
       usageOnFinalChunk: false,
       timings: false,
+      cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
     },
-    refusals: ollamaRefusals,
+    refusals: WORDINGS.ollama,
     fallbackError: (_status, message, type) => ollamaError(message, type),
   },
   openrouter: {
@@ -570,7 +344,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     }),
     props: () => null,
     lmstudioModels: () => null,
-    notFound: () => ({ status: 404, body: openrouterError(404, "Not Found"), source: "openrouter" }),
+    notFound: () => ({
+      status: 404,
+      body: openrouterError(404, "Not Found"),
+      source: "no public wording found; shaped like OpenRouter's other errors",
+    }),
     stream: {
       roleChunk: false,
       reasoningField: "reasoning",
@@ -578,10 +356,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       usageAlways: true,
       usageOnFinalChunk: true,
       timings: false,
+      cachedAlways: true,
       leadingComments: [": OPENROUTER PROCESSING"],
       idPrefix: "gen-",
     },
-    refusals: openrouterRefusals,
+    refusals: WORDINGS.openrouter,
     fallbackError: (status, message) => openrouterError(status, message),
   },
 };
@@ -593,29 +372,51 @@ export function profileNamed(name: ProfileName): Profile {
   return profile;
 }
 
-/** The status, body and source a family answers one refusal with, falling back to a shaped stand-in. */
+/**
+ * The status, body and source a family answers one refusal with.
+ *
+ * A kind the family has no recorded wording for falls back to a stand-in marked `invented`: an
+ * overflow inside a stream reuses the family's own overflow wording, anything else borrows
+ * OpenAI's (or llama.cpp's) message and status and puts it in this family's error body.
+ */
 export function refusalWording(profile: Profile, kind: RefusalKind): RefusalWording {
   const own = profile.refusals[kind];
   if (own) return own;
-  const shared = openaiRefusals[kind] ?? llamaRefusals[kind];
-  const message = shared
-    ? messageOf(shared.body({ model: "model" }))
-    : `${kind} refused by the loopback endpoint`;
-  const status = shared?.status ?? 400;
+  const overflow = profile.refusals.contextOverflow;
+  if (kind === "overflowInStream" && overflow) {
+    return {
+      status: 200,
+      body: overflow.body,
+      source: `no ${profile.name} thread shows it inside a stream; the family's overflow wording (${overflow.source}) sent as a stream event`,
+      invented: true,
+    };
+  }
+  const shared = WORDINGS.openai[kind] ?? WORDINGS["llama.cpp"][kind];
+  const status = kind === "overflowInStream" ? 200 : (shared?.status ?? 400);
   return {
     status,
     body: (detail) => {
-      const text = shared ? messageOf(shared.body(detail)) : message;
-      return profile.fallbackError(status, text, "invalid_request_error");
+      const text = shared ? messageOf(shared.body(detail)) : `${kind} refused`;
+      return profile.fallbackError(status === 200 ? 400 : status, text, status === 503 ? "unavailable_error" : "invalid_request_error");
     },
-    source: `no ${profile.name} wording found; the message is another family's, in ${profile.name}'s error body`,
+    source: `no ${profile.name} wording found; ${shared ? `the message is from ${shared.source}` : "the message is made up"}, in ${profile.name}'s error body`,
     invented: true,
   };
 }
 
-/** Reads the human message out of any family's error body. */
+/** Reads the human message out of any family's error body, parsed or as the raw text. */
 export function messageOf(body: unknown): string {
-  if (typeof body === "string") return body;
+  if (typeof body === "string") {
+    const trimmed = body.trim();
+    if (trimmed.startsWith("{")) {
+      try {
+        return messageOf(JSON.parse(trimmed) as unknown);
+      } catch {
+        return body;
+      }
+    }
+    return body;
+  }
   if (body && typeof body === "object") {
     const record = body as Record<string, unknown>;
     const error = record.error;
