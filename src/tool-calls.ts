@@ -235,11 +235,12 @@ interface Segment {
  * `<tool_call>` blocks holding JSON (Hermes, Qwen) or Qwen3-Coder's
  * `<function=name><parameter=key>value</parameter></function>` markup (also without the wrapper,
  * for a tool in `toolNames`), Mistral's `[TOOL_CALLS]` in both spellings (a JSON array, and
- * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` (Llama 4's `<|python_start|>`)
- * followed by JSON calls. Failing those, a reply that is nothing but one JSON call (`{"name", "arguments"}` or
- * `"parameters"`), or that holds exactly one ``` fenced call, is recovered when it names a tool in
- * `toolNames`. Arguments are stored as JSON text, repaired where they could be; a call whose
- * markup cannot be read is left in the text.
+ * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` (Llama 4's
+ * `<|python_start|>`) followed by JSON calls. A tagged call is recovered whatever tool it names,
+ * so the loop can answer it. Failing those, a reply that is nothing but one JSON call
+ * (`{"name", "arguments"}` or `"parameters"`), or that holds exactly one ``` fenced call, is
+ * recovered only when it names a tool in `toolNames`. Arguments are stored as JSON text, repaired
+ * where they could be; a call whose markup cannot be read is left in the text.
  *
  * @param text - The reply's content.
  * @param toolNames - The tools the request offered.
