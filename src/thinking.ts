@@ -67,7 +67,8 @@ export interface FenceSplitterOptions {
   fences?: readonly Fence[];
   /**
    * Start inside a fence, for a chat template that opens the scratchpad in the prompt, so that
-   * nothing is handed out as answer before the first closing tag.
+   * nothing is handed out as answer before the first closing tag. A reply that never closes it is
+   * then all reasoning. An opening tag the model writes anyway, before any reasoning, is dropped.
    * @default false
    */
   startInReasoning?: boolean;
@@ -198,10 +199,11 @@ export class FenceSplitter {
   /**
    * Reads the next chunk and returns what became answer and reasoning.
    *
-   * A tail that could be the start of a tag is held back for the next push.
+   * A tail that could be the start of a tag is held back for the next push. Anything but a
+   * string reads as an empty chunk.
    */
   push(chunk: string): SplitResult {
-    return this.#run(this.#pending + chunk, false);
+    return this.#run(this.#pending + (typeof chunk === "string" ? chunk : ""), false);
   }
 
   /** Flushes what was held back, as the reply has ended; a partial tag there is plain text. */
@@ -439,7 +441,7 @@ export function stripThinking(
   options: Omit<FenceSplitterOptions, "fences"> = {},
 ): { content: string; reasoning: string } {
   const splitter = new FenceSplitter({ ...options, fences });
-  const first = splitter.push(text);
+  const first = splitter.push(typeof text === "string" ? text : "");
   const last = splitter.end();
   return { content: first.answer + last.answer, reasoning: first.reasoning + last.reasoning };
 }
