@@ -158,13 +158,13 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
     const bus = slotOf(state, EVENT_BUS);
     const now = Date.now();
     let stream = bus.streams.get(runId);
+    if (stream?.endedAt !== undefined) return undefined;
+    // Built before the run is filed, so an input whose getters throw leaves nothing behind.
+    const stamped = Object.freeze({ ...event, seq: (stream?.seq ?? 0) + 1, at: now }) as RunEvent;
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: now };
       bus.streams.set(runId, stream);
-    } else if (stream.endedAt !== undefined) {
-      return undefined;
     }
-    const stamped = Object.freeze({ ...event, seq: stream.seq + 1, at: now }) as RunEvent;
     stream.seq = stamped.seq;
     stream.touched = now;
     stream.events.push(stamped);

@@ -64,7 +64,15 @@ describe("emit", () => {
     expect(emit("a", null as never)).toBeUndefined();
     expect(emit("a", { text: "no kind" } as never)).toBeUndefined();
     expect(emit("a", hostile as never)).toBeUndefined();
+    const trap = {
+      kind: "output",
+      get text(): string {
+        throw new Error("boom");
+      },
+    };
+    expect(emit("b", trap as never)).toBeUndefined();
     expect(history("a")).toEqual([]);
+    expect(emit("b", { kind: "output", text: "first real event" })?.seq).toBe(1);
   });
 
   it("drops events for a run that has ended, rather than numbering past its done", () => {
@@ -336,6 +344,15 @@ describe("the sweep", () => {
     vi.advanceTimersByTime(0);
     expect(history("a")).toEqual([]);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("reaps a run whose only watcher was never read, since an unread watcher has not subscribed", () => {
+    vi.useFakeTimers();
+    const watcher = watch("a");
+    emit("a", { kind: "done" });
+    vi.advanceTimersByTime(60_000);
+    expect(history("a")).toEqual([]);
+    expect(watcher).toBeDefined();
   });
 
   it("keeps no timer while the bus holds no runs, and resetEvents clears it", () => {
