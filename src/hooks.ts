@@ -62,8 +62,8 @@ const HOOK_SETTINGS = defineSlot<HookSettings>("hooks", () => ({ contextTokens: 
 
 const CHARS_PER_TOKEN = 4;
 const estimate = (text: string) => Math.ceil(text.length / CHARS_PER_TOKEN);
-const attribute = (text: string) =>
-  text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+/** Escapes a hook name for the `source` attribute exactly as the MCP pool's contextBlocks does (&, " and <). */
+const attribute = (text: string) => text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
 
 /**
  * Moves the hook budget or preface for one runtime; the state-taking form of {@link configureHooks}.

@@ -184,9 +184,9 @@ describe("gather", () => {
     expect((await gather(undefined as never, "beforeTurn", {})).notes).toEqual(["No hook runner was given, so no beforeTurn hook ran."]);
   });
 
-  it("escapes the hook's name in the block's source attribute", () => {
+  it("escapes the hook's name in the source attribute the way the MCP pool's contextBlocks does", () => {
     const { context } = assembleContext([{ hook: 'a"><b', ok: true, context: "x" }]);
-    expect(context).toBe('<context source="a&quot;&gt;&lt;b">\nx\n</context>');
+    expect(context).toBe('<context source="a&quot;>&lt;b">\nx\n</context>');
   });
 });
 
