@@ -28,7 +28,7 @@ const IDENTIFIER_PART = /[A-Za-z0-9_$]/;
 const NUMBER_PART = /[0-9eE+\-.]/;
 const HEX4 = /^[0-9A-Fa-f]{4}$/;
 const HEX2 = /^[0-9A-Fa-f]{2}$/;
-const SIMPLE_ESCAPES = new Set(['"', "\\", "/", "b", "f", "n", "r", "t"]);
+const SIMPLE_ESCAPES: ReadonlySet<string> = new Set(['"', "\\", "/", "b", "f", "n", "r", "t"]);
 
 /** Literal words a model writes for JSON's constants, mostly Python's. */
 const WORDS: ReadonlyMap<string, string> = new Map([
