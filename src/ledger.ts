@@ -41,7 +41,11 @@ export interface ReportedRequest extends LedgerRequest {
   cached?: number;
 }
 
-/** Options for the readers of a ledger. */
+/**
+ * Options for the readers of a ledger.
+ *
+ * `charsPerToken` sizes messages only while the ledger has no measured stretch to learn from.
+ */
 export interface LedgerOptions extends TokenOptions {}
 
 /** Raised when a ledger names messages a transcript does not have, as one kept for another transcript does. */
@@ -153,19 +157,104 @@ export function recordRequest(
   return [...entries, { through, prompt: Math.round(prompt), epoch }];
 }
 
-function weightOf(message: Message | undefined): number {
-  if (!message || typeof message !== "object") return 1;
+function imagesIn(message: Message): number {
   let images = 0;
   if (Array.isArray(message.content)) for (const part of message.content) if (part && (part as { type?: unknown }).type === "image_url") images += 1;
-  return messageChars(message) + 1 + images * IMAGE_PART_TOKENS * DEFAULT_CHARS_PER_TOKEN;
+  return images;
+}
+
+/** What a message's tokens are shared out by inside a measured group: its characters, one more so none is empty. */
+function weightOf(message: Message | undefined): number {
+  if (!message || typeof message !== "object") return 1;
+  return messageChars(message) + 1 + imagesIn(message) * IMAGE_PART_TOKENS * DEFAULT_CHARS_PER_TOKEN;
+}
+
+const PIECE_SOURCE = String.raw`[A-Za-z]+|[0-9]+|[^\S\n]*\n\s*|[^\S\n]+|[^A-Za-z0-9\s\u0080-\uffff]+|[\u0080-\uffff]`;
+
+/**
+ * Counts the pieces a tokenizer is likely to cut a text into: a word per run of letters (a long
+ * one more), digits in threes, punctuation in runs of up to three, a line break with its indent,
+ * and each character outside ASCII. Unlike characters, pieces cost about the same number of
+ * tokens in prose, JSON and code, which is what lets a rate measured on tool results estimate a
+ * question.
+ */
+function piecesOf(text: string): number {
+  if (typeof text !== "string" || text.length === 0) return 0;
+  let pieces = 0;
+  for (const match of text.matchAll(new RegExp(PIECE_SOURCE, "g"))) {
+    const run = match[0];
+    const code = run.charCodeAt(0);
+    if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122)) pieces += 1 + Math.floor((run.length - 1) / 7);
+    else if (code >= 48 && code <= 57) pieces += Math.ceil(run.length / 3);
+    else if (code >= 0x80) pieces += 1;
+    else if (code === 32 || code === 9 || code === 10 || code === 13 || code === 12 || code === 11) pieces += run.includes("\n") || run.length > 1 ? 1 : 0;
+    else pieces += Math.ceil(run.length / 3);
+  }
+  return pieces;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  let text = "";
+  for (const part of content) if (part && part.type === "text" && typeof part.text === "string") text += part.text;
+  return text;
+}
+
+/** What the estimate reads off one message: its pieces, and how many tool calls it makes. */
+function featuresOf(message: Message | undefined): { pieces: number; calls: number; chars: number } {
+  if (!message || typeof message !== "object") return { pieces: 0, calls: 0, chars: 0 };
+  let pieces = piecesOf(textOf(message.content)) + imagesIn(message) * IMAGE_PART_TOKENS;
+  let calls = 0;
+  if (message.role === "assistant") {
+    if (typeof message.reasoning_content === "string") pieces += piecesOf(message.reasoning_content);
+    for (const call of message.tool_calls ?? []) {
+      calls += 1;
+      pieces += piecesOf(call?.function?.name ?? "") + piecesOf(call?.function?.arguments ?? "");
+    }
+  }
+  return { pieces, calls, chars: messageChars(message) };
 }
 
 /** The costs a ledger gives each message: measured where a pair of entries covers it, estimated elsewhere. */
 interface Measured {
   cost: Float64Array;
-  covered: Uint8Array;
-  /** Estimates one message from its weight. */
+  /** Estimates one message with the rates fitted to the measured groups. */
   estimate: (message: Message | undefined) => number;
+}
+
+/** Solves a small linear system by Gaussian elimination; undefined when it is singular. */
+function solve(matrix: number[][], vector: number[]): number[] | undefined {
+  const size = vector.length;
+  const rows = matrix.map((row, index) => [...row, vector[index]!]);
+  for (let column = 0; column < size; column += 1) {
+    let pivot = column;
+    for (let row = column + 1; row < size; row += 1) if (Math.abs(rows[row]![column]!) > Math.abs(rows[pivot]![column]!)) pivot = row;
+    if (Math.abs(rows[pivot]![column]!) < 1e-9) return undefined;
+    [rows[column], rows[pivot]] = [rows[pivot]!, rows[column]!];
+    for (let row = 0; row < size; row += 1) {
+      if (row === column) continue;
+      const factor = rows[row]![column]! / rows[column]![column]!;
+      for (let k = column; k <= size; k += 1) rows[row]![k]! -= factor * rows[column]![k]!;
+    }
+  }
+  return rows.map((row, index) => row[size]! / row[index]!);
+}
+
+/** Least squares without intercept over the first `terms` features; undefined unless every rate is usable. */
+function fit(groups: readonly number[][], totals: readonly number[], terms: number): number[] | undefined {
+  if (groups.length < terms + 1) return undefined;
+  const matrix = Array.from({ length: terms }, () => new Array<number>(terms).fill(0));
+  const vector = new Array<number>(terms).fill(0);
+  groups.forEach((features, index) => {
+    for (let i = 0; i < terms; i += 1) {
+      vector[i]! += features[i]! * totals[index]!;
+      for (let j = 0; j < terms; j += 1) matrix[i]![j]! += features[i]! * features[j]!;
+    }
+  });
+  const rates = solve(matrix, vector);
+  if (!rates || !(rates[0]! > 0) || rates.some((rate) => !Number.isFinite(rate) || rate < 0)) return undefined;
+  return rates;
 }
 
 function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], options?: LedgerOptions): Measured {
@@ -177,15 +266,8 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
   for (let index = 0; index < length; index += 1) weights[index] = weightOf(list[index]);
   const cost = new Float64Array(length);
   const covered = new Uint8Array(length);
-  // Groups measured by consecutive entries of one epoch: for the fit, each one's size and total.
-  let sumCount = 0;
-  let sumChars = 0;
-  let sumCountCount = 0;
-  let sumCharsChars = 0;
-  let sumCountChars = 0;
-  let sumCountTotal = 0;
-  let sumCharsTotal = 0;
-  let groups = 0;
+  const features: number[][] = [];
+  const totals: number[] = [];
   const lastOf = new Map<number, LedgerEntry>();
   for (const entry of entries) {
     const before = lastOf.get(entry.epoch);
@@ -193,61 +275,39 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
     if (!before || entry.through <= before.through || entry.prompt <= before.prompt) continue;
     const total = entry.prompt - before.prompt;
     let weight = 0;
-    let chars = 0;
+    let pieces = 0;
+    let calls = 0;
     for (let index = before.through + 1; index <= entry.through; index += 1) {
       weight += weights[index]!;
-      chars += weights[index]! - 1;
+      const found = featuresOf(list[index]);
+      pieces += found.pieces;
+      calls += found.calls;
     }
     for (let index = before.through + 1; index <= entry.through; index += 1) {
       cost[index] = (total * weights[index]!) / weight;
       covered[index] = 1;
     }
-    const n = entry.through - before.through;
-    groups += 1;
-    sumCount += n;
-    sumChars += chars;
-    sumCountCount += n * n;
-    sumCharsChars += chars * chars;
-    sumCountChars += n * chars;
-    sumCountTotal += n * total;
-    sumCharsTotal += chars * total;
+    features.push([pieces, entry.through - before.through, calls]);
+    totals.push(total);
   }
+  // Tokens as a rate per piece, plus a cost per message and per tool call where the groups can
+  // tell them apart; a plain rate where they cannot; the divisor where nothing was measured.
+  let rates = fit(features, totals, 3) ?? fit(features, totals, 2);
+  if (!rates) {
+    const pieces = features.reduce((sum, group) => sum + group[0]!, 0);
+    const tokens = totals.reduce((sum, total) => sum + total, 0);
+    if (pieces > 0 && tokens > 0) rates = [tokens / pieces];
+  }
+  const chosen = rates;
   const given = options?.charsPerToken;
-  let perChar = 1 / DEFAULT_CHARS_PER_TOKEN;
-  let perMessage = 0;
-  if (typeof given === "number" && Number.isFinite(given) && given > 0) {
-    perChar = 1 / given;
-  } else if (groups > 0 && sumChars > 0) {
-    // Tokens as a per-character rate plus a per-message overhead, fitted by least squares; where
-    // the fit is unsound (too few groups, a negative term) the plain ratio is used.
-    const determinant = sumCharsChars * sumCountCount - sumCountChars * sumCountChars;
-    const rate = determinant !== 0 ? (sumCharsTotal * sumCountCount - sumCountTotal * sumCountChars) / determinant : Number.NaN;
-    const overhead = determinant !== 0 ? (sumCountTotal * sumCharsChars - sumCharsTotal * sumCountChars) / determinant : Number.NaN;
-    const ratio = groupsTotal(entries) / sumChars;
-    if (groups >= 3 && Number.isFinite(rate) && Number.isFinite(overhead) && rate > 0 && overhead >= 0) {
-      perChar = rate;
-      perMessage = overhead;
-    } else if (ratio > 0 && Number.isFinite(ratio)) {
-      perChar = ratio;
-    }
-  }
+  const divisor = typeof given === "number" && Number.isFinite(given) && given > 0 ? given : DEFAULT_CHARS_PER_TOKEN;
   const estimate = (message: Message | undefined): number => {
-    const weight = weightOf(message) - 1;
-    return weight * perChar + perMessage;
+    const found = featuresOf(message);
+    if (!chosen) return found.chars / divisor + (message && typeof message === "object" ? imagesIn(message) * IMAGE_PART_TOKENS : 0);
+    return found.pieces * chosen[0]! + (chosen[1] ?? 0) + found.calls * (chosen[2] ?? 0);
   };
   for (let index = 0; index < length; index += 1) if (!covered[index]) cost[index] = estimate(list[index]);
-  return { cost, covered, estimate };
-}
-
-function groupsTotal(entries: readonly LedgerEntry[]): number {
-  let total = 0;
-  const lastOf = new Map<number, LedgerEntry>();
-  for (const entry of entries) {
-    const before = lastOf.get(entry.epoch);
-    lastOf.set(entry.epoch, entry);
-    if (before && entry.through > before.through && entry.prompt > before.prompt) total += entry.prompt - before.prompt;
-  }
-  return total;
+  return { cost, estimate };
 }
 
 /**
@@ -257,8 +317,9 @@ function groupsTotal(entries: readonly LedgerEntry[]): number {
  * past a later entry's) it is the difference of their prompts, exact. A stretch that starts or
  * ends inside a measured group takes a share of that group's total by characters. Messages no
  * pair of entries covers (before the first entry, either side of an epoch's end, not yet sent)
- * are estimated: characters at a rate, plus a per-message overhead, fitted to the measured
- * groups, or `charsPerToken` where given. Indexes are clamped to the transcript; throws
+ * are estimated with rates fitted to the measured groups (per word-like piece of text, per
+ * message and per tool call), or as characters over `charsPerToken` while nothing has been
+ * measured. Indexes are clamped to the transcript; throws
  * {@link LedgerMismatch} when an entry points past its end.
  */
 export function tokensBetween(
