@@ -457,16 +457,16 @@ export function configureEventsIn(state: RuntimeState, options: Partial<EventSet
 }
 
 /**
- * Changes the bus's backlog cap, trim slack or reaping deadlines, and returns every setting as it now stands.
+ * Changes the bus's backlog cap, trim slack or reaping deadlines, and returns the settings now in force.
  *
  * A field left out, or given anything but a number above zero, keeps what it had: nothing here
- * has a meaningful zero. `Infinity` is accepted and means no cap or no deadline. A new cap
+ * could sensibly be zero. `Infinity` is accepted and means no cap or no deadline. A new cap
  * applies from the next event; new deadlines apply to the runs already held.
  *
  * @param options The settings to change.
  * @returns The whole set in force after the call.
  * @example
- * configureEvents({ maxEvents: 200, retainUnendedMs: 5 * 60_000 });
+ * configureEvents({ maxEvents: 500, retainUnendedMs: 10 * 60_000 });
  */
 export function configureEvents(options?: Partial<EventSettings>): EventSettings {
   return configureEventsIn(defaultState, options);

@@ -80,7 +80,7 @@ export function configureHooksIn(state: RuntimeState, options: Partial<HookSetti
  * Sets the shared hook context budget or the preface for the process, and returns both as they now stand.
  *
  * A budget that is not a number above zero, and a preface that is not a string, keep what was
- * there. An empty preface is a preface of nothing. `maxTokens` on {@link gather} and the second
+ * there. An empty preface says nothing above the blocks. `maxTokens` on {@link gather} and the second
  * argument of {@link assembleContext} win over the budget for one request, and a preface passed
  * to {@link withContext} wins over this one.
  *
@@ -247,9 +247,9 @@ export async function gatherIn(
  * Meant for `sessionStart` and `beforeTurn`, the events whose output can reach the request; pass
  * both, in that order, on a session's first turn. The events run together, and their outcomes
  * are assembled in the order given, so that is also the order the budget is spent in. A hook
- * that fails costs only its own context, and a runner that throws or answers with something that
- * is not a list is noted once for its event and costs only that event's context. Bounding each
- * hook's time is the runner's job; the signal ends the wait for all of them.
+ * that fails costs only its own context; a runner that throws, or answers with something other
+ * than a list, yields one note for its event and loses only what that event would have added.
+ * Bounding each hook's time is the runner's job; the signal ends the wait for all of them.
  *
  * @param run Runs one event's hooks.
  * @param event The event, or events, to run.
