@@ -15,8 +15,8 @@ import { createHash } from "node:crypto";
 import { normaliseBaseUrl } from "./client.js";
 import { isGrammarError } from "./schema-compat.js";
 import type { Produced } from "./stream.js";
-import { isModelLoading, isOverflow } from "./retry.js";
-import { leafField, readRefusal, topLevelField, type RefusalReading } from "./internal/refusal.js";
+import { isModelLoading } from "./retry.js";
+import { leafField, readRefusal, readsAsOverflow, topLevelField, type RefusalReading } from "./internal/refusal.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 
 /** The reasoning efforts negotiate may step through, cheapest first; a refused rung is answered with the next one up. */
@@ -310,7 +310,7 @@ function decide(
   droppable: readonly string[],
   sent: Record<string, unknown> | undefined,
 ): Decision {
-  if (isOverflow(error) || isModelLoading(error)) return PASS;
+  if (readsAsOverflow(error) || isModelLoading(error)) return PASS;
   if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return PASS;
   const reading = readRefusal(error);
   const status = reading.description.status;

@@ -9,6 +9,7 @@
  * can arrive in through {@link describeError} and never throws.
  */
 
+import { isOverflow } from "../retry.js";
 import { describeError, type ErrorDescription } from "./error-body.js";
 
 /** A refusal read off a failed request. */
@@ -135,4 +136,19 @@ export function readRefusal(error: unknown): RefusalReading {
     ...(effort ? { effort } : {}),
     effortUnsupported,
   };
+}
+
+/**
+ * Overflow wordings `isOverflow` does not know yet: LM Studio's "Trying to keep the first N tokens
+ * when context the overflows. However, the model is loaded with context length of only M tokens"
+ * (https://github.com/dyad-sh/dyad/issues/925).
+ */
+const MORE_OVERFLOW_WORDS = /when context the overflows|loaded with (?:a )?context length of only/i;
+
+/** Whether a failure is the endpoint refusing the request as too long for the window, in any known wording. */
+export function readsAsOverflow(error: unknown): boolean {
+  if (isOverflow(error)) return true;
+  const description = describeError(error);
+  if (description.status === 429) return false;
+  return MORE_OVERFLOW_WORDS.test(description.message);
 }
