@@ -13,6 +13,7 @@ import {
   renderRequest,
   startEndpoint,
   turn,
+  WORDING_SAMPLES,
   type EndpointOptions,
   type EndpointServer,
   type ProfileName,
@@ -428,6 +429,21 @@ describe("refusal wordings", () => {
     expect(refusalWording(PROFILES.openai, "rateLimitTokens").status).toBe(429);
   });
 
+  it("keeps every extra real-world sample readable, with a kind and a public source", () => {
+    expect(WORDING_SAMPLES.length).toBeGreaterThan(15);
+    for (const sample of WORDING_SAMPLES) {
+      expect(REFUSAL_KINDS).toContain(sample.kind);
+      expect(messageOf(sample.body).length, sample.source).toBeGreaterThan(10);
+      expect(sample.source).toMatch(/^(https:\/\/github\.com\/|[a-z-]+\/[a-z.-]+ )/);
+    }
+    for (const profile of PROFILE_NAMES) {
+      for (const kind of REFUSAL_KINDS) {
+        const wording = PROFILES[profile].refusals[kind];
+        if (wording && !wording.invented) expect(wording.source, `${profile} ${kind}`).toMatch(/https:\/\/github\.com\/|\.(cpp|hpp|py|go)\b/);
+      }
+    }
+  });
+
   it("marks a stand-in wording as invented and keeps the family's body shape", () => {
     const stand = refusalWording(PROFILES.lmstudio, "maxTokens");
     expect(stand.invented).toBe(true);
@@ -689,6 +705,16 @@ describe("prefix cache", () => {
     await (await post(server, first)).text();
     const answer = await json(await post(server, second));
     expect(answer.usage.prompt_tokens_details.cached_tokens).toBe(Math.floor(renderRequest(first).length / 4));
+  });
+
+  it("keeps the cache as it was across a refused request", async () => {
+    const server = await start({ profile: "openai", prefixCache: true, refuse: { fields: ["min_p"] }, respond: () => turn({ content: "ok" }) });
+    const first = { model: "m", messages: [{ role: "user", content: "a".repeat(40) }] };
+    await (await post(server, first)).text();
+    expect((await post(server, { model: "m", min_p: 0.1, messages: [{ role: "user", content: "zzz" }] })).status).toBe(400);
+    const answer = await json(await post(server, first));
+    expect(answer.usage.prompt_tokens_details.cached_tokens).toBe(Math.floor(renderRequest(first).length / 4));
+    expect(server.requests[1]?.cachedTokens).toBeUndefined();
   });
 
   it("leaves cached_tokens out on families that only report it with caching on", async () => {

@@ -33,6 +33,7 @@ export type { ProfileName, RefusalKind, RefusalDetail } from "./profiles.js";
 export type { RefusalConfig, RefusalRules } from "./endpoint-refusals.js";
 export type { TurnSpec, ToolCallSpec } from "./endpoint-turns.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./profiles.js";
+export { WORDING_SAMPLES, type WordingSample } from "./endpoint-wordings.js";
 export {
   createPromptCounter,
   renderMessage,
@@ -61,17 +62,22 @@ export interface StreamScript {
 /** A reply that is not streamed: any JSON body with a status. */
 export interface JsonScript {
   kind: "json";
-  /** @default 200 */
+  /** The HTTP status. @default 200 */
   status?: number;
+  /** The body, sent as JSON (a string is sent as text). */
   body: unknown;
+  /** Extra response headers. */
   headers?: Record<string, string>;
 }
 
 /** An error reply: a JSON object, or a raw string such as an HTML page. */
 export interface ErrorScript {
   kind: "error";
+  /** The HTTP status. */
   status: number;
+  /** The body: an object is sent as JSON, a string as text (HTML where it starts with `<`). */
   body: unknown;
+  /** Extra response headers, such as `retry-after`. */
   headers?: Record<string, string>;
   /** The refusal this error was built for, where `refusal()` built it. */
   refusal?: RefusalKind;
@@ -82,6 +88,7 @@ export interface ErrorScript {
 /** A reply that sends its headers (and these chunks), then says nothing until the server closes. */
 export interface StallScript {
   kind: "stall";
+  /** Chunks sent before the silence. */
   afterChunks?: ChunkSpec[];
   /** Say nothing at all, not even the headers. @default false */
   beforeHeaders?: boolean;
@@ -90,6 +97,7 @@ export interface StallScript {
 /** A reply whose socket is destroyed after these chunks. */
 export interface DropScript {
   kind: "drop";
+  /** Chunks sent before the socket is destroyed. */
   afterChunks?: ChunkSpec[];
 }
 
@@ -112,7 +120,7 @@ export interface RecordedRequest {
   refused?: RefusalKind;
   /** The prompt size the endpoint counted for a chat request, in the configured unit. */
   promptTokens?: number;
-  /** The cached prefix the endpoint reported, where `prefixCache` is on. */
+  /** The cached prefix the endpoint reported, where `prefixCache` is on and the request was not refused. */
   cachedTokens?: number;
 }
 
@@ -136,7 +144,10 @@ export interface EndpointOptions {
   refuse?: RefusalConfig;
   /** How `usage.prompt_tokens` is counted. @default "chars4" */
   promptTokens?: PromptUnits;
-  /** Report `cached_tokens` as the prefix this request shares with the previous one. @default false */
+  /**
+   * Report `cached_tokens` as the prefix this request shares with the previous one the server
+   * answered (a refused request leaves the cache as it was). @default false
+   */
   prefixCache?: boolean;
   /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
   respond?: (request: RecordedRequest) => Scripted | undefined;
@@ -309,9 +320,6 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     const body = isRecord(recorded.body) ? recorded.body : {};
     const promptTokens = counter.countRequest(body);
     recorded.promptTokens = promptTokens;
-    const cached = options.prefixCache ? (previousChat ? counter.countCommonPrefix(previousChat, body) : 0) : undefined;
-    if (cached !== undefined) recorded.cachedTokens = cached;
-    previousChat = body;
 
     if (loadingLeft > 0) {
       loadingLeft -= 1;
@@ -323,6 +331,10 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       recorded.refused = found.kind;
       return answerRefusal(response, found.kind, { model: modelOf(body), ...found.detail });
     }
+    // Only a request the model actually reads moves the cache: a refused one never reaches a slot.
+    const cached = options.prefixCache ? (previousChat ? counter.countCommonPrefix(previousChat, body) : 0) : undefined;
+    if (cached !== undefined) recorded.cachedTokens = cached;
+    previousChat = body;
     const scripted = queue.shift() ?? options.respond?.(recorded);
     if (!scripted) {
       sendJson(response, 500, {
