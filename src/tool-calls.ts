@@ -212,9 +212,14 @@ export interface RecoveredToolCalls {
   text: string;
 }
 
+/** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
+const HARMONY_CALL = "<|channel|>commentary to=";
+const HARMONY_START = "<|start|>assistant";
+const HARMONY_END = /^\s*(?:<\|call\|>|<\|end\|>|<\|return\|>)/;
+
 /** Closing tags after which a reply's calls are looked for (what precedes is a scratchpad). */
 const SCRATCHPAD_CLOSES = ["</think>", "◁/think▷", "</thinking>", "</reasoning>"];
-const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function="];
+const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL];
 const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
 
 interface Found {
@@ -236,7 +241,8 @@ interface Segment {
  * `<function=name><parameter=key>value</parameter></function>` markup (also without the wrapper,
  * for a tool in `toolNames`), Mistral's `[TOOL_CALLS]` in both spellings (a JSON array, and
  * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` (Llama 4's
- * `<|python_start|>`) followed by JSON calls. A tagged call is recovered whatever tool it names,
+ * `<|python_start|>`) followed by JSON calls, and gpt-oss harmony's commentary-channel call
+ * (`<|channel|>commentary to=functions.name … <|message|>{…}`). A tagged call is recovered whatever tool it names,
  * so the loop can answer it. Failing those, a reply that is nothing but one JSON call
  * (`{"name", "arguments"}` or `"parameters"`), or that holds exactly one ``` fenced call, is
  * recovered only when it names a tool in `toolNames`. Arguments are stored as JSON text, repaired
@@ -344,6 +350,8 @@ function readMarked(
     }
     case "[TOOL_CALLS]":
       return readMistral(body, start, inner);
+    case HARMONY_CALL:
+      return readHarmony(body, start, inner, known);
     case "<|python_tag|>":
     case "<|python_start|>": {
       const calls: Found[] = [];
@@ -385,6 +393,25 @@ function readMistral(body: string, start: number, inner: number): Segment | unde
   if (body[argumentsStart] !== "{") return undefined;
   const end = balancedEnd(body, argumentsStart);
   return { start, end, calls: [{ name: header[1] as string, args: body.slice(argumentsStart, end) }] };
+}
+
+/**
+ * Reads a harmony call: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`,
+ * also with the `json` glued to the name.
+ */
+function readHarmony(body: string, start: number, inner: number, known: ReadonlySet<string>): Segment | undefined {
+  const header = /^(?:functions\.)?([^\s<]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>\s*/.exec(body.slice(inner, inner + 400));
+  if (!header) return undefined;
+  let name = header[1] as string;
+  if (!known.has(name) && name.endsWith("json") && known.has(name.slice(0, -4))) name = name.slice(0, -4);
+  const argumentsStart = inner + header[0].length;
+  if (body[argumentsStart] !== "{") return undefined;
+  let end = balancedEnd(body, argumentsStart);
+  const args = body.slice(argumentsStart, end);
+  const ending = HARMONY_END.exec(body.slice(end));
+  if (ending) end += ending[0].length;
+  const from = body.slice(0, start).endsWith(HARMONY_START) ? start - HARMONY_START.length : start;
+  return { start: from, end, calls: [{ name, args }] };
 }
 
 /** Reads one or more JSON calls from a `<tool_call>` block: objects, one after another, or an array. */

@@ -147,7 +147,8 @@ interface RecoveryCase {
   text: string;
   toolNames: string[];
   tools?: ToolDefinition[];
-  calls: Array<{ name: string; arguments: Record<string, unknown> }>;
+  /** Each call's arguments as an object, or `rawArguments` where they are kept as written. */
+  calls: Array<{ name: string; arguments?: Record<string, unknown>; rawArguments?: string }>;
   rest: string;
 }
 
@@ -156,9 +157,13 @@ describe("recoverToolCalls", () => {
     const { cases } = fixture<{ cases: RecoveryCase[] }>("recovered-calls.json");
     it.each(cases.map((entry) => [`${entry.what} (${entry.source})`, entry] as const))("recovers %s", (_what, entry) => {
       const found = recoverToolCalls(entry.text, entry.toolNames, entry.tools ? { tools: entry.tools } : {});
-      expect(found.calls.map((call) => ({ name: call.function.name, arguments: JSON.parse(call.function.arguments) }))).toEqual(
-        entry.calls,
-      );
+      expect(
+        found.calls.map((call, index) =>
+          entry.calls[index]?.rawArguments !== undefined
+            ? { name: call.function.name, rawArguments: call.function.arguments }
+            : { name: call.function.name, arguments: JSON.parse(call.function.arguments) },
+        ),
+      ).toEqual(entry.calls);
       found.calls.forEach((call, index) => {
         expect(call.id).toBe(`call_recovered_${index}`);
         expect(call.type).toBe("function");
@@ -168,7 +173,7 @@ describe("recoverToolCalls", () => {
 
     it("holds a fixture for every family the recovery reads", () => {
       const texts = cases.map((entry) => entry.text).join("\n");
-      for (const marker of ["<tool_call>", "<function=", "[TOOL_CALLS][", "[TOOL_CALLS] [", "[ARGS]", "<|python_tag|>"]) {
+      for (const marker of ["<tool_call>", "<function=", "[TOOL_CALLS][", "[TOOL_CALLS] [", "[ARGS]", "<|python_tag|>", "commentary to="]) {
         expect(texts).toContain(marker);
       }
     });
@@ -237,6 +242,20 @@ describe("recoverToolCalls", () => {
       ["a", '{"x":1}'],
       ["b", '{"y":2}'],
     ]);
+  });
+
+  it("reads a harmony call with json glued to the tool's name", () => {
+    const text = '<|channel|>commentary to=functions.shelljson<|message|>{"cmd": "ls"}<|call|>';
+    const found = recoverToolCalls(text, ["shell"]);
+    expect(found.calls[0]?.function).toEqual({ name: "shell", arguments: '{"cmd":"ls"}' });
+    expect(found.text).toBe("");
+  });
+
+  it("reads a harmony call with a spaced json constraint and keeps the answer around it", () => {
+    const text = 'Reading.<|start|>assistant<|channel|>commentary to=functions.read <|constrain|>json<|message|>{"path": "a"}<|call|>';
+    const found = recoverToolCalls(text, ["read"]);
+    expect(found.calls[0]?.function).toEqual({ name: "read", arguments: '{"path":"a"}' });
+    expect(found.text).toBe("Reading.");
   });
 
   it("recovers exactly one fenced JSON call and keeps the prose", () => {
@@ -411,6 +430,9 @@ describe("repair properties", () => {
             "[CALL_ID]",
             "<|python_tag|>",
             "<|eom_id|>",
+            "<|channel|>commentary to=functions.a",
+            "<|constrain|>json<|message|>",
+            "<|call|>",
             "<function=a>",
             "<function=",
             "<parameter=x>",
