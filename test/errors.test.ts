@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { errorMessage } from "../src/errors.js";
+import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit, errorMessage, failedRun, type FailedRun } from "../src/errors.js";
+import { ContextOverflow } from "../src/retry.js";
 
 describe("errorMessage", () => {
   it("gives an Error's own message", () => {
@@ -52,5 +53,87 @@ describe("errorMessage", () => {
         return typeof text === "string" && text.length > 0 && text.length <= 2000;
       }),
     );
+  });
+});
+
+
+const run: FailedRun = {
+  messages: [{ role: "user", content: "hi" }],
+  usage: { prompt: 10, completion: 2, total: 12, cached: 0 },
+  toolCalls: [],
+  loaded: ["read"],
+  used: [],
+  preselected: ["read"],
+  ledger: [],
+};
+
+describe("AgentLoopError", () => {
+  it("takes the message of what was caught and keeps it as the cause", () => {
+    const cause = new Error("socket hang up");
+    const error = new AgentLoopError(cause, run);
+    expect(error.message).toBe("socket hang up");
+    expect(error.cause).toBe(cause);
+    expect(error.name).toBe("AgentLoopError");
+    expect(AgentLoopError.is(error)).toBe(true);
+  });
+
+  it("reads a message out of a rejection that is not an Error", () => {
+    expect(new AgentLoopError({ error: { message: "nope" } }, run).message).toBe("nope");
+    expect(new AgentLoopError(undefined, run).message).toBe("Unknown error");
+  });
+
+  it("keeps the run off the enumerable fields, so logging the error stays short", () => {
+    expect(Object.keys(new AgentLoopError("x", run))).not.toContain("run");
+  });
+});
+
+describe("ToolIterationLimit", () => {
+  it("says the budget it spent and carries the run", () => {
+    const error = new ToolIterationLimit(8, run);
+    expect(error.limit).toBe(8);
+    expect(error.message).toContain("8 tool iterations");
+    expect(failedRun(error)).toBe(run);
+    expect(ToolIterationLimit.is(error)).toBe(true);
+    expect(ToolIterationLimit.is(new AgentLoopError("x", run))).toBe(false);
+  });
+});
+
+describe("AgentLoopOverflow", () => {
+  it("is a ContextOverflow with the overflow's numbers, words and cause", () => {
+    const overflow = new ContextOverflow({ source: "guard", limit: 100, requested: 140 });
+    const error = new AgentLoopOverflow(overflow, run);
+    expect(error).toBeInstanceOf(ContextOverflow);
+    expect(ContextOverflow.is(error)).toBe(true);
+    expect(AgentLoopOverflow.is(error)).toBe(true);
+    expect(error.name).toBe("AgentLoopOverflow");
+    expect(error.message).toBe(overflow.message);
+    expect(error.limit).toBe(100);
+    expect(error.requested).toBe(140);
+    expect(error.source).toBe("guard");
+    expect(error.cause).toBe(overflow);
+    expect(failedRun(error)?.preselected).toEqual(["read"]);
+  });
+});
+
+describe("failedRun", () => {
+  it("reads the run off each of the loop's errors", () => {
+    expect(failedRun(new AgentLoopError("x", run))).toBe(run);
+    expect(failedRun(new ToolIterationLimit(1, run))).toBe(run);
+  });
+
+  it("reads the run off a copy from another package instance by name", () => {
+    const foreign = Object.assign(new Error("stop"), { name: "AgentLoopError", run });
+    expect(failedRun(foreign)).toBe(run);
+  });
+
+  it("answers undefined for anything else, without throwing", () => {
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        expect(failedRun(value)).toBeUndefined();
+      }),
+      { numRuns: 200 },
+    );
+    expect(failedRun(new Error("plain"))).toBeUndefined();
+    expect(failedRun(new ContextOverflow())).toBeUndefined();
   });
 });
