@@ -12,6 +12,7 @@
 
 import type { Message, SystemMessage, TextPart } from "./config.js";
 import { messageTokens, type TokenOptions } from "./tokens.js";
+import { consult, notify, type HookRunner } from "./hooks.js";
 import { holdsDefinitions } from "./tool-loading.js";
 
 /** The text a summary message starts with, so a later plan can find and continue it. */
@@ -318,31 +319,14 @@ export type Summariser = (
   options: { previous?: string; signal?: AbortSignal },
 ) => Promise<string> | string;
 
-/** What one hook run returned, as the hook runner reports it. */
-export interface CompactionHookOutcome {
-  /** The hook's name. */
-  hook: string;
-  /** Whether the hook ran without failing. */
-  ok: boolean;
-  /** Set by a hook that asks for the compaction not to happen. */
-  veto?: boolean;
-  /** Something the hook wants said. */
-  note?: string;
-  /** Why the hook failed. */
-  error?: unknown;
-}
-
-/** Runs the hooks for one event and reports each outcome. */
-export type CompactionHookRunner = (event: string, payload: unknown, options?: unknown) => Promise<readonly CompactionHookOutcome[]>;
-
 /** The hooks a compaction tells what is going. */
 export interface CompactionHooks {
   /** The hook runner; it is asked to run `beforeCompact`. */
-  run: CompactionHookRunner;
+  run: HookRunner;
   /** Fields merged into the payload each hook is handed (a session id, the prompt …). */
   context?: Record<string, unknown>;
-  /** Told each note a hook left, a failed hook's error, and why a compaction did not happen. */
-  onNote?: (note: string, hook?: string) => void;
+  /** Hears each note: a hook's own, a failure, a veto and what came of it. */
+  onNote?: (note: string) => void;
   /** Run the hooks before the summary and skip the fold when one vetoes it. @default false */
   honourVeto?: boolean;
 }
@@ -404,34 +388,11 @@ function checkPlan(messages: readonly Message[], plan: CompactionPlan): void {
   }
 }
 
-async function askHooks(hooks: CompactionHooks, payload: Record<string, unknown>): Promise<readonly CompactionHookOutcome[]> {
+function tell(hooks: CompactionHooks, note: string): void {
   try {
-    const outcomes = await hooks.run("beforeCompact", payload);
-    return Array.isArray(outcomes) ? outcomes : [];
-  } catch (error) {
-    tell(hooks, `The beforeCompact hooks could not be run: ${describe(error)}`);
-    return [];
-  }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === "string" ? error : String(error);
-}
-
-function tell(hooks: CompactionHooks, note: string, hook?: string): void {
-  try {
-    hooks.onNote?.(note, hook);
+    hooks.onNote?.(note);
   } catch {
     // A note that cannot be told must not stop the compaction.
-  }
-}
-
-function report(hooks: CompactionHooks, outcomes: readonly CompactionHookOutcome[]): void {
-  for (const outcome of outcomes) {
-    if (!outcome || typeof outcome !== "object") continue;
-    if (typeof outcome.note === "string" && outcome.note.length > 0) tell(hooks, outcome.note, outcome.hook);
-    if (outcome.ok === false) tell(hooks, `Hook ${outcome.hook} failed on beforeCompact: ${describe(outcome.error)}`, outcome.hook);
   }
 }
 
@@ -470,19 +431,18 @@ export async function runCompaction(
     } satisfies Omit<BeforeCompactPayload, "previous">;
     if (plan.previous !== undefined) payload.previous = plan.previous;
     if (hooks.honourVeto === true) {
-      const outcomes = await askHooks(hooks, payload);
-      report(hooks, outcomes);
-      const veto = outcomes.find((outcome) => outcome && outcome.ok !== false && outcome.veto === true);
-      if (veto) {
-        const why = typeof veto.note === "string" && veto.note.length > 0 ? `: ${veto.note}` : "";
+      const consulted = await consult(hooks.run, "beforeCompact", payload, options?.signal ? { signal: options.signal } : {});
+      for (const note of consulted.notes) tell(hooks, note);
+      if (consulted.veto) {
+        const named = `hook "${consulted.veto.hook}"`;
         if (!forced) {
-          tell(hooks, `Compaction skipped: hook ${veto.hook} vetoed it${why}.`, veto.hook);
+          tell(hooks, `The compaction did not happen: ${named} vetoed it, and the transcript is unchanged.`);
           return undefined;
         }
-        tell(hooks, `Compaction went ahead over a veto from hook ${veto.hook}${why}, because the request was already too big.`, veto.hook);
+        tell(hooks, `The compaction went ahead over the veto of ${named}, because the last request was already too big.`);
       }
     } else {
-      void askHooks(hooks, payload).then((outcomes) => report(hooks, outcomes));
+      void notify(hooks.run, "beforeCompact", payload, hooks.onNote ? { onNote: hooks.onNote } : {});
     }
   }
   const summaryOptions: { previous?: string; signal?: AbortSignal } = {};
@@ -490,7 +450,7 @@ export async function runCompaction(
   if (options?.signal) summaryOptions.signal = options.signal;
   const summary = await summarise(folding, summaryOptions);
   if (typeof summary !== "string" || summary.trim().length === 0) {
-    if (hooks) tell(hooks, "Compaction skipped: the summary came back empty.");
+    if (hooks) tell(hooks, "The compaction did not happen: the summary came back empty.");
     return undefined;
   }
   return { summary: summary.trim(), through: plan.through, at: plan.at };

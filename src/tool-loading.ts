@@ -20,7 +20,7 @@ export interface DefinitionLine {
   parameters: Record<string, unknown>;
 }
 
-const EMPTY_PARAMETERS: Record<string, unknown> = { type: "object", properties: {} };
+const EMPTY_PARAMETERS: Readonly<Record<string, unknown>> = Object.freeze({ type: "object", properties: Object.freeze({}) });
 
 /**
  * Writes one tool as the line a proxied load result carries: its name, description and parameters as JSON.
