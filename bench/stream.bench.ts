@@ -8,7 +8,8 @@
  *   delta's content (what a caller writes by hand, with nothing else done);
  * - streamTurn with nothing to do but read (`fences: []`);
  * - streamTurn as a turn runs it: default fences, an `onOutput` callback and the idle watchdog.
- * A fourth row is the SDK loop on a client built with the SDK's defaults, for scale.
+ * Two rows for scale: the SDK loop on a client built with the SDK's defaults, and the floor — the
+ * raw response read with a naive line split and one `JSON.parse` per data line, nothing else.
  */
 import OpenAI from "openai";
 import { getClientIn } from "../src/client.js";
@@ -28,9 +29,12 @@ function median(values: number[]): number {
 
 export async function run(): Promise<void> {
   const words = Array.from({ length: CHUNKS }, (_, index) => `w${index % 997} `).join("");
-  // Rendered once, so the server's share of each round is writing bytes rather than building JSON.
+  // Rendered once and written in blocks of 200 events, so the server's share of a round is
+  // moving bytes and what is measured is the reading. The bytes are the same 20,000 events.
   const events = turn({ content: words, pieces: CHUNKS }).chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
-  const server = await startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: events }) });
+  const blocks: string[] = [];
+  for (let i = 0; i < events.length; i += 200) blocks.push(events.slice(i, i + 200).join(""));
+  const server = await startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: blocks }) });
   const state = createState();
   try {
     const client = getClientIn(state, { baseUrl: server.baseUrl });
@@ -50,6 +54,25 @@ export async function run(): Promise<void> {
       "streamTurn, fences + onOutput + watchdog": async () =>
         (await streamTurn(client, body, { idleMs: 30_000, onOutput: (text) => void (told += text.length) })).content,
       "SDK for-await loop, default client": sdkLoop(plain),
+      "floor: raw body, split, JSON.parse": async () => {
+        const response = await client.chat.completions.create({ ...body, stream: true }).asResponse();
+        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+        const decoder = new TextDecoder();
+        let rest = "";
+        let content = "";
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
+          rest = lines.pop() ?? "";
+          for (const line of lines) {
+            if (!line.startsWith("data: {")) continue;
+            const parsed = JSON.parse(line.slice(6)) as { choices: Array<{ delta: { content?: string } }> };
+            content += parsed.choices[0]?.delta.content ?? "";
+          }
+        }
+        return content;
+      },
     };
     const times: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
     for (let round = 0; round < WARMUP + ROUNDS; round++) {

@@ -22,7 +22,7 @@ import { DEFAULT_FENCES, FenceSplitter, type Fence } from "./thinking.js";
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** How long a server may keep the connection open after `[DONE]` before it is let go. */
-const AFTER_DONE_MS = 1_000;
+const AFTER_DONE_MS = 100;
 
 /** A line of a malformed event is kept in the error up to this many characters. */
 const LINE_EXCERPT = 200;
@@ -315,6 +315,7 @@ class TurnReader {
     try {
       chunk = JSON.parse(text);
     } catch (error) {
+      if (event === "error") throw streamError(text, this.#headers);
       // An event may spread its JSON over several data lines; wait for the rest before judging.
       if (text.length > 1_000_000) throw new MalformedStreamEvent(text, error);
       this.#pending = text;
@@ -411,7 +412,9 @@ class TurnReader {
     const id = typeof piece.id === "string" && piece.id !== "" ? piece.id : undefined;
     const fn = isRecord(piece.function) ? piece.function : undefined;
     const name = typeof fn?.name === "string" && fn.name !== "" ? fn.name : undefined;
-    const args = typeof fn?.arguments === "string" ? fn.arguments : undefined;
+    const rawArguments = fn?.arguments;
+    // A few servers send a whole call's arguments as an object rather than a JSON string.
+    const args = typeof rawArguments === "string" ? rawArguments : isRecord(rawArguments) ? JSON.stringify(rawArguments) : undefined;
     let call: OpenCall | undefined;
     if (typeof piece.index === "number") {
       const last = this.#lastCall;
@@ -511,9 +514,10 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let afterDone: ReturnType<typeof setTimeout> | undefined;
   let finished = false;
+  let doneSeen = (): boolean => false;
 
   const fail = (error: unknown): void => {
-    if (failed.failure !== undefined || finished) return;
+    if (failed.failure !== undefined || finished || doneSeen()) return;
     failed.failure = { error };
     controller.abort(error);
     reader?.cancel(error).catch(() => undefined);
@@ -545,6 +549,7 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
     if (failed.failure !== undefined) await response.body?.cancel().catch(() => undefined);
     stopped();
     const turn = new TurnReader(options, started, now, () => watchdog.started(), response.headers);
+    doneSeen = () => turn.done;
     const type = response.headers.get("content-type") ?? "";
     if (response.body === null) return turn.finish(now() - started);
     if (type.includes("application/json")) {
@@ -572,10 +577,12 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
       try {
         read = await reader.read();
       } catch (error) {
-        stopped();
+        // Once [DONE] has arrived the turn is whole, whatever happens to the connection after.
         if (turn.done) break;
+        stopped();
         throw new StreamInterrupted({ produced: turn.produced, events: turn.events, cause: error });
       }
+      if (turn.done && read.done) break;
       stopped();
       if (read.done) {
         ended = true;

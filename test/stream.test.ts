@@ -455,6 +455,24 @@ describe("streamTurn", () => {
       expect((await streamTurn(client, body)).content).toBe("joined");
     });
 
+    it("completes at [DONE] even when the server keeps the connection open after it", async () => {
+      const { server, client } = await endpoint();
+      server.script({ kind: "stall", afterChunks: [chunk({ content: "whole" }, "stop"), "data: [DONE]\n\n"] });
+      expect(await streamTurn(client, body, { idleMs: 5_000 })).toMatchObject({ content: "whole", finishReason: "stop" });
+    });
+
+    it("reads an error event whose data is plain text as the server's error", async () => {
+      const { server, client } = await endpoint();
+      server.script({ kind: "stream", chunks: ["event: error\ndata: upstream timed out\n\n"] });
+      await expect(streamTurn(client, body)).rejects.toThrow(/upstream timed out/);
+    });
+
+    it("takes a call's arguments sent as an object as their JSON", async () => {
+      const { server, client } = await endpoint();
+      server.script({ kind: "stream", chunks: [chunk({ tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: { a: [1, 2] } } }] }, "tool_calls")] });
+      expect((await streamTurn(client, body)).toolCalls[0]?.function.arguments).toBe('{"a":[1,2]}');
+    });
+
     it("reads past comments, ids and keep-alive lines", async () => {
       const { server, client } = await endpoint();
       server.script({ kind: "stream", chunks: [": OPENROUTER PROCESSING\n\n", "id: 7\nretry: 100\n\n", chunk({ content: "ok" }, "stop"), "data:\n\n"] });
