@@ -13,14 +13,11 @@
 
 import { createHash } from "node:crypto";
 import { normaliseBaseUrl } from "./client.js";
-import { isGrammarError } from "./schema-compat.js";
 import type { Produced } from "./stream.js";
-import { isModelLoading } from "./retry.js";
-import { leafField, readRefusal, readsAsOverflow, topLevelField, type RefusalReading } from "./internal/refusal.js";
+import { decideRefusal, EFFORT_LADDER } from "./internal/refusal.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 
-/** The reasoning efforts negotiate may step through, cheapest first; a refused rung is answered with the next one up. */
-export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal", "low", "medium", "high"]);
+export { EFFORT_LADDER } from "./internal/refusal.js";
 
 /** What one model on one endpoint takes; every flag starts true and is latched false by a refusal. */
 export interface ModelCapabilities {
@@ -232,224 +229,12 @@ export interface NegotiateOptions {
   sentBody?: () => unknown;
 }
 
-/** The most requests one negotiation sends before giving up. */
-const MAX_ATTEMPTS = 16;
-
-interface Answer {
-  /** A name for what is answered, for notices and errors. */
-  what: string;
-  /** The latch this answer flips, for the once-per-negotiation rule. */
-  latch: string;
-  /** True where the latch already reads as refused (so the callback ignored it). */
-  already: boolean;
-  /** The top-level field the request must have carried, where checkable. */
-  field?: string;
-  apply: () => void;
-  notice: string;
-}
-
-type Decision = { kind: "pass" } | { kind: "answer"; answers: Answer[] } | { kind: "stuck"; message: string; refused: string };
-
-const PASS: Decision = { kind: "pass" };
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function addOnce(list: string[], value: string): void {
-  if (!list.includes(value)) list.push(value);
-}
-
-function effortAnswer(reading: RefusalReading, model: ModelCapabilities, name: string, sent: Record<string, unknown> | undefined): Decision {
-  const sentEffort = typeof sent?.reasoning_effort === "string" ? sent.reasoning_effort.toLowerCase() : undefined;
-  const refused = reading.effort?.refused ?? sentEffort;
-  if (!refused) return PASS;
-  const index = EFFORT_LADDER.indexOf(refused);
-  if (index < 0) return PASS;
-  if (model.refusedEfforts.includes(refused)) {
-    return {
-      kind: "stuck",
-      refused: `reasoning_effort ${refused}`,
-      message: `Model ${name} refused reasoning effort "${refused}" again after it was latched off; the send callback must build the body with effortFor.`,
-    };
-  }
-  const supported = reading.effort?.supported?.filter((value) => EFFORT_LADDER.includes(value));
-  let latched: string[];
-  let next: string | undefined;
-  if (supported && supported.length > 0) {
-    next = EFFORT_LADDER.slice(index + 1).find((rung) => supported.includes(rung));
-    latched = EFFORT_LADDER.filter((rung) => !supported.includes(rung) || rung === refused);
-  } else {
-    next = EFFORT_LADDER[index + 1];
-    latched = [refused];
-  }
-  if (!next) return PASS;
-  const to = next;
-  return {
-    kind: "answer",
-    answers: [
-      {
-        what: `reasoning_effort ${refused}`,
-        latch: `effort:${refused}`,
-        already: false,
-        field: "reasoning_effort",
-        apply: () => {
-          for (const rung of latched) addOnce(model.refusedEfforts, rung);
-        },
-        notice: `Model ${name} does not take reasoning effort "${refused}"; asking for "${to}" instead, which may spend more tokens.`,
-      },
-    ],
-  };
-}
-
-function decide(
-  error: unknown,
-  supports: EndpointCapabilities,
-  model: ModelCapabilities | undefined,
-  name: string,
-  droppable: readonly string[],
-  sent: Record<string, unknown> | undefined,
-): Decision {
-  if (readsAsOverflow(error) || isModelLoading(error)) return PASS;
-  if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return PASS;
-  const reading = readRefusal(error);
-  const status = reading.description.status;
-  if (status === 401 || status === 403 || status === 429) return PASS;
-  if (reading.effort) return model ? effortAnswer(reading, model, name, sent) : PASS;
-  if (reading.effortUnsupported) {
-    if (!model) return PASS;
-    return {
-      kind: "answer",
-      answers: [
-        {
-          what: "reasoning_effort",
-          latch: "reasoningEffort",
-          already: !model.reasoningEffort,
-          field: "reasoning_effort",
-          apply: () => {
-            model.reasoningEffort = false;
-          },
-          notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
-        },
-      ],
-    };
-  }
-  if (reading.invalidToolSchema || safeGrammarError(error)) {
-    if (!supports.strictSchemas) return PASS;
-    return { kind: "answer", answers: [strictAnswer(supports)] };
-  }
-  if (reading.fields.length === 0) return PASS;
-  const answers: Answer[] = [];
-  const seen = new Set<string>();
-  for (const field of reading.fields) {
-    const top = topLevelField(field);
-    const leaf = leafField(field);
-    let answer: Answer | undefined;
-    if (leaf === "strict" && (top === "strict" || top === "tools" || top === "response_format" || top === "functions")) {
-      answer = strictAnswer(supports);
-    } else if (top === "stream_options") {
-      answer = {
-        what: "stream_options",
-        latch: "usageInStream",
-        already: !supports.usageInStream,
-        field: "stream_options",
-        apply: () => {
-          supports.usageInStream = false;
-        },
-        notice: "The endpoint refused stream_options; token usage is no longer asked for in the stream.",
-      };
-    } else if (top === "reasoning_effort") {
-      if (!model) return PASS;
-      answer = {
-        what: "reasoning_effort",
-        latch: "reasoningEffort",
-        already: !model.reasoningEffort,
-        field: "reasoning_effort",
-        apply: () => {
-          model.reasoningEffort = false;
-        },
-        notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
-      };
-    } else if (top === "max_tokens" || top === "max_completion_tokens") {
-      if (!model || reading.outOfRange) return PASS;
-      const legacy = top === "max_completion_tokens";
-      answer = {
-        what: top,
-        latch: "legacyTokenLimit",
-        already: model.legacyTokenLimit === legacy,
-        field: top,
-        apply: () => {
-          model.legacyTokenLimit = legacy;
-        },
-        notice: `Model ${name} refused ${top}; sending the reply ceiling as ${legacy ? "max_tokens" : "max_completion_tokens"} from now on.`,
-      };
-    } else if (top === "temperature") {
-      if (!model || reading.outOfRange) return PASS;
-      answer = {
-        what: "temperature",
-        latch: "chosenTemperature",
-        already: !model.chosenTemperature,
-        field: "temperature",
-        apply: () => {
-          model.chosenTemperature = false;
-        },
-        notice: `Model ${name} does not let the temperature be chosen; sending none from now on, so its default applies.`,
-      };
-    } else if (top === "response_format") {
-      if (!model || reading.invalidSchema || reading.outOfRange) return PASS;
-      answer = {
-        what: "response_format",
-        latch: "structuredOutput",
-        already: !model.structuredOutput,
-        field: "response_format",
-        apply: () => {
-          model.structuredOutput = false;
-        },
-        notice: `Model ${name} refused response_format; asking for JSON in words from now on.`,
-      };
-    } else if (droppable.includes(top)) {
-      if (!model) return PASS;
-      answer = {
-        what: top,
-        latch: `drop:${top}`,
-        already: model.droppedFields.includes(top),
-        field: top,
-        apply: () => addOnce(model.droppedFields, top),
-        notice: `The endpoint refused "${field}" for model ${name}; sending the request without ${top === field ? "it" : top} from now on.`,
-      };
-    } else if (sent !== undefined && !(top in sent) && reading.fields.length > 1) {
-      // A name the request did not carry, listed beside ones it did: the words, not the request.
-      continue;
-    } else {
-      return PASS;
-    }
-    if (!seen.has(answer.latch)) {
-      seen.add(answer.latch);
-      answers.push(answer);
-    }
-  }
-  return answers.length > 0 ? { kind: "answer", answers } : PASS;
-}
-
-function safeGrammarError(error: unknown): boolean {
-  try {
-    return isGrammarError(error);
-  } catch {
-    return false;
-  }
-}
-
-function strictAnswer(supports: EndpointCapabilities): Answer {
-  return {
-    what: "strict",
-    latch: "strictSchemas",
-    already: !supports.strictSchemas,
-    apply: () => {
-      supports.strictSchemas = false;
-    },
-    notice: "The endpoint could not take strict tool schemas; sending them relaxed from now on.",
-  };
-}
+/** The most requests one negotiation sends before giving up. */
+const MAX_ATTEMPTS = 16;
 
 /**
  * Sends a request through `send` and re-sends it, rebuilt, for as long as the server refuses
@@ -500,7 +285,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       } catch {
         sent = undefined;
       }
-      const decision = decide(error, supports, model, name ?? "", droppable, sent);
+      const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent);
       if (decision.kind === "pass") throw error;
       if (decision.kind === "stuck") throw new NegotiationError(decision.message, { refused: decision.refused, attempts: attempt, cause: error });
       for (const answer of decision.answers) {
