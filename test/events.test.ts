@@ -542,6 +542,15 @@ describe("runMetrics", () => {
     expect(runMetrics(history("replayed")).turns).toBe(4);
   });
 
+  it("sums the turns' tokens where no usage event carried the run's totals", () => {
+    const events = log("llamacpp-tool-run").events.map((event) => {
+      if (event.kind !== "usage") return event;
+      const { totals: _totals, ...rest } = event;
+      return rest as RunEvent;
+    });
+    expect(runMetrics(events)).toMatchObject({ promptTokens: 16_350, completionTokens: 770, totalTokens: 17_120, cachedTokens: 4_390 });
+  });
+
   it("skips malformed events and reads a non-array as no events", () => {
     expect(runMetrics([null, { kind: "usage" }, { kind: "usage", turn: 3 }] as never).turns).toBe(0);
     expect(runMetrics(undefined as never).outcome).toBe("unfinished");

@@ -99,8 +99,8 @@ class Sum {
  *
  * Reads `usage`, `tool-call`, `tool-result`, `notice`, `error` and `done` events and skips
  * anything else, malformed events included. Token totals come from the latest usage event,
- * which carries the run so far, so a trimmed backlog still adds up; the per-turn figures are over
- * the turns present. It cannot tell whether a failed run was stopped, errored or ran out of tool
+ * which carries the run so far, so a trimmed backlog still adds up (summed over the turns where
+ * no usage event carried totals); the per-turn figures are over the turns present. It cannot tell whether a failed run was stopped, errored or ran out of tool
  * iterations, nor whether the host compacted: none of that is in the events.
  *
  * @param events The run's events, as {@link history} returns them or a watcher collected them.
@@ -139,6 +139,8 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
   let first: number | undefined;
   let last: number | undefined;
   let done: RunOutcome | "" | undefined;
+  let sawTotals = false;
+  const turnSums = { prompt: new Sum(), completion: new Sum(), total: new Sum(), cached: new Sum() };
 
   for (const event of Array.isArray(events) ? events : []) {
     if (!isObject(event)) continue;
@@ -155,9 +157,14 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
           if (isNumber(completion)) metrics.completionTokens = completion;
           if (isNumber(total)) metrics.totalTokens = total;
           if (isNumber(cached)) metrics.cachedTokens = cached;
+          sawTotals = true;
         }
         if (!isObject(turn)) break;
         const index = metrics.turns++;
+        turnSums.prompt.add(turn.prompt);
+        turnSums.completion.add(turn.completion);
+        turnSums.total.add(turn.total);
+        turnSums.cached.add(turn.cached);
         reasoning.add(turn.reasoningTokens);
         if (isNumber(turn.prompt) && turn.prompt > 0) {
           if (turn.uncached !== undefined || (isNumber(turn.cached) && turn.cached > 0)) {
@@ -225,6 +232,12 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
     }
   }
 
+  if (!sawTotals) {
+    metrics.promptTokens = turnSums.prompt.value ?? 0;
+    metrics.completionTokens = turnSums.completion.value ?? 0;
+    metrics.totalTokens = turnSums.total.value ?? 0;
+    metrics.cachedTokens = turnSums.cached.value ?? 0;
+  }
   if (done !== undefined) metrics.outcome = done === "" ? (metrics.errors > 0 ? "failed" : "answered") : done;
   if (reasoning.value !== undefined) metrics.reasoningTokens = reasoning.value;
   if (cachePrompt.value !== undefined && cachePrompt.value > 0) metrics.cacheHitRatio = (cacheHit.value ?? 0) / cachePrompt.value;
