@@ -87,6 +87,7 @@ function groupsOf(entry: Entry): Group[] {
     return group;
   };
   const seen = new Set<string>();
+  const own = basename(entry.file, ".ts");
   const add = (module: string, name: string, symbol: ts.Symbol | undefined) => {
     if (!symbol || seen.has(name)) return;
     seen.add(name);
@@ -94,10 +95,11 @@ function groupsOf(entry: Entry): Group[] {
     if (!doc) missing.push(`${entry.file}: ${name}`);
     groupFor(module).lines.push(`- \`${name}\` (${kindOf(resolveSymbol(symbol))}): ${firstSentence(doc)}`);
   };
-  const own = basename(entry.file, ".ts");
   for (const statement of source.statements) {
     if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
-      const module = statement.moduleSpecifier.text.replace(/^\.\//, "").replace(/\.js$/, "");
+      const named = statement.moduleSpecifier.text.replace(/^\.\//, "").replace(/\.js$/, "");
+      // A helper the entry re-exports from internal/ belongs to the entry's own module.
+      const module = named.startsWith("internal/") ? own : named;
       const clause = statement.exportClause;
       if (!clause || !ts.isNamedExports(clause)) {
         throw new Error(`${entry.file}: use explicit named re-exports, not export * from "${statement.moduleSpecifier.text}"`);

@@ -41,6 +41,22 @@ export type { TokenOptions, RequestLike } from "./tokens.js";
 export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./retry.js";
 export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./retry.js";
 
+// thinking
+export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./thinking.js";
+export type { Fence, FenceSplitterOptions, SplitResult } from "./thinking.js";
+
+// tool-calls
+export { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "./tool-calls.js";
+export type {
+  ToolArgumentsErrorKind,
+  ParseToolArgumentsOptions,
+  RecoverToolCallsOptions,
+  RecoveredToolCalls,
+  ToolCallRequest,
+  ToolCallResult,
+  ToolCallOutcome,
+} from "./tool-calls.js";
+
 // errors
 export { errorMessage } from "./errors.js";
 
