@@ -558,3 +558,37 @@ describe("negotiate: what goes to the caller", () => {
     });
   });
 });
+
+describe("negotiate: reading refusals", () => {
+  it("never throws and never answers a refusal naming nothing it knows, whatever the error looks like", async () => {
+    const { decideRefusal, readRefusal } = await import("../src/internal/refusal.js");
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.string(), fc.record({ status: fc.integer(), error: fc.anything() })), (error) => {
+        expect(() => readRefusal(error)).not.toThrow();
+        const decision = decideRefusal(error, { strictSchemas: true, usageInStream: true }, freshModelCapabilities(), "m", [], undefined);
+        expect(["pass", "answer", "stuck"]).toContain(decision.kind);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  const wordings: Array<[string, string]> = [
+    ["Unrecognized request arguments supplied: min_p, top_k", "min_p,top_k"],
+    ["Unknown parameter: 'min_p'.", "min_p"],
+    ["[{'type': 'extra_forbidden', 'loc': ('body', 'min_p'), 'msg': 'Extra inputs are not permitted', 'input': 0.1}]", "min_p"],
+    ["min_p: Extra inputs are not permitted", "min_p"],
+    ["Invalid JSON payload received. Unknown name \"min_p\": Cannot find field.", "min_p"],
+  ];
+  for (const [message, expected] of wordings) {
+    it(`reads the refused fields out of "${message.slice(0, 48)}"`, async () => {
+      const { readRefusal } = await import("../src/internal/refusal.js");
+      expect(readRefusal({ status: 400, error: { message } }).fields.sort().join(",")).toBe(expected);
+    });
+  }
+
+  it("does not take the spelling a refusal suggests for a refused field", async () => {
+    const { readRefusal } = await import("../src/internal/refusal.js");
+    const reading = readRefusal({ error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." } });
+    expect(reading.fields).toEqual(["max_tokens"]);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * @module internal/refusal
  * Reads a failed chat request as a refusal: which request fields the server's words name, and
- * whether it refused a field outright or only the value it was given.
+ * whether it refused a field outright or only the value it was given; then decides which latch,
+ * if any, answers it ({@link decideRefusal}, negotiate's classifier).
  *
  * Servers word the same refusal several ways ("Unrecognized request argument supplied: min_p",
  * "Unknown parameter: 'min_p'.", a pydantic `extra_forbidden` list, "`strict` mode … is not
@@ -183,7 +184,9 @@ export interface Answer {
   already: boolean;
   /** The top-level field the request must have carried, where checkable. */
   field?: string;
+  /** Flips the latch. */
   apply: () => void;
+  /** The sentence the caller is told once the latch is flipped. */
   notice: string;
 }
 
@@ -242,6 +245,11 @@ function effortAnswer(reading: RefusalReading, model: ModelLatches, name: string
   };
 }
 
+/**
+ * Decides what answers a failed attempt: the latches to flip before re-sending, a clear stop where
+ * the same refusal came back after its latch, or "pass" for a failure the request cannot do
+ * without (a refused value, an invalid schema, an overflow, a rate limit, anything unreadable).
+ */
 export function decideRefusal(
   error: unknown,
   supports: EndpointLatches,
