@@ -107,6 +107,7 @@ export function buildUsage(profile: Profile, spec: TurnSpec, counts: UsageCounts
   if (profile.name === "openai") {
     usage.completion_tokens_details = { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 };
   }
+  if (profile.name === "openrouter") usage.cost = 0;
   if (override.reasoning_tokens !== undefined) {
     usage.completion_tokens_details = { ...(usage.completion_tokens_details as object), reasoning_tokens: override.reasoning_tokens };
   }
@@ -179,7 +180,8 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   });
   const last = chunk({}, finishOf(spec));
   chunks.push(last);
-  const sendUsage = spec.usage !== false && (context.includeUsage || style.usageAlways || spec.usage !== undefined);
+  const wanted = style.usageInStream === "always" || (style.usageInStream === "when-asked" && context.includeUsage);
+  const sendUsage = spec.usage !== false && (wanted || spec.usage !== undefined);
   const usage = buildUsage(profile, spec, context.usage);
   const timings = buildTimings(profile, spec, usage);
   if (sendUsage) {

@@ -133,10 +133,10 @@ export interface StreamStyle {
   roleChunk: boolean;
   /** The delta field the family streams the scratchpad in. */
   reasoningField: "reasoning_content" | "reasoning";
-  /** Whether every content delta repeats `role: "assistant"` (Ollama, OpenRouter). */
+  /** Whether every delta repeats `role: "assistant"` (LM Studio, Ollama, OpenRouter). */
   roleOnEveryChunk: boolean;
-  /** Whether usage is sent without `stream_options.include_usage` being asked for. */
-  usageAlways: boolean;
+  /** When a stream carries usage: only under `stream_options.include_usage`, always, or never. */
+  usageInStream: "when-asked" | "always" | "never";
   /** Whether usage rides on the chunk carrying finish_reason rather than a chunk of its own. */
   usageOnFinalChunk: boolean;
   /** Whether the final chunk carries llama.cpp-style `timings`. */
@@ -147,6 +147,8 @@ export interface StreamStyle {
   leadingComments: string[];
   /** The prefix of the completion id. */
   idPrefix: string;
+  /** Where the streaming habits were read from. */
+  source: string;
 }
 
 /** A server family: its listings, its 404, how it streams and how it refuses. */
@@ -190,12 +192,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: true,
       reasoningField: "reasoning_content",
       roleOnEveryChunk: false,
-      usageAlways: false,
+      usageInStream: "when-asked",
       usageOnFinalChunk: false,
       timings: false,
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      source:
+        "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
     },
     refusals: WORDINGS.openai,
     fallbackError: (_status, message, type) => openaiError(message, type, null, null),
@@ -227,12 +231,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: true,
       reasoningField: "reasoning_content",
       roleOnEveryChunk: false,
-      usageAlways: false,
+      usageInStream: "when-asked",
       usageOnFinalChunk: false,
       timings: true,
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      source:
+        "ggml-org/llama.cpp tools/server/server-task.cpp (to_json_oaicompat_chat_stream: usage chunk with empty choices only when include_usage, timings on the last chunk; usage_json_oaicompat always carries prompt_tokens_details.cached_tokens; result_timings::to_json adds draft_n and draft_n_accepted when drafting)",
     },
     refusals: WORDINGS["llama.cpp"],
     fallbackError: (status, message, type) => llamaError(status, message, type),
@@ -257,12 +263,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: true,
       reasoningField: "reasoning",
       roleOnEveryChunk: false,
-      usageAlways: false,
+      usageInStream: "when-asked",
       usageOnFinalChunk: false,
       timings: false,
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      source:
+        "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before)",
     },
     refusals: WORDINGS.vllm,
     fallbackError: (status, message, type) => vllmError(message, type === "invalid_request_error" ? "BadRequestError" : type, status),
@@ -298,12 +306,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: false,
       reasoningField: "reasoning_content",
       roleOnEveryChunk: true,
-      usageAlways: true,
-      usageOnFinalChunk: true,
+      usageInStream: "never",
+      usageOnFinalChunk: false,
       timings: false,
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      source:
+        "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/676 (role repeated on each delta, no role-only opening chunk, no usage in the stream) and https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/713 (stream_options not honoured)",
     },
     refusals: WORDINGS.lmstudio,
     fallbackError: (_status, message) => lmstudioError(message),
@@ -319,12 +329,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: false,
       reasoningField: "reasoning",
       roleOnEveryChunk: true,
-      usageAlways: false,
+      usageInStream: "when-asked",
       usageOnFinalChunk: false,
       timings: false,
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      source:
+        "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning)",
     },
     refusals: WORDINGS.ollama,
     fallbackError: (_status, message, type) => ollamaError(message, type),
@@ -353,12 +365,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
       roleChunk: false,
       reasoningField: "reasoning",
       roleOnEveryChunk: true,
-      usageAlways: true,
+      usageInStream: "always",
       usageOnFinalChunk: true,
       timings: false,
       cachedAlways: true,
       leadingComments: [": OPENROUTER PROCESSING"],
       idPrefix: "gen-",
+      source:
+        "https://openrouter.ai/docs/api_reference/streaming (\": OPENROUTER PROCESSING\" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)",
     },
     refusals: WORDINGS.openrouter,
     fallbackError: (status, message) => openrouterError(status, message),
