@@ -306,7 +306,7 @@ class RunWatcher implements AsyncIterableIterator<RunEvent> {
 
   /** Called by the bus for each event the run emits. */
   push(event: RunEvent): void {
-    if (this.finished) return;
+    if (this.finished || event.seq <= this.after) return;
     const resolve = this.waiting.shift();
     if (resolve !== undefined) {
       if (event.kind === "done") this.finish();

@@ -171,6 +171,15 @@ describe("watch", () => {
     expect(seen.map((event) => event.seq)).toEqual([3, 4, 5]);
   });
 
+  it("skips live events at or below the seq a client already has", async () => {
+    emit("a", { kind: "output", text: "1" });
+    const seen = drain(watch("a", undefined, { after: 3 }));
+    await nextTurn();
+    for (let i = 2; i <= 4; i++) emit("a", { kind: "output", text: String(i) });
+    emit("a", { kind: "done" });
+    expect((await seen).map((event) => event.seq)).toEqual([4, 5]);
+  });
+
   it("replays everything for a request that carries no usable seq", async () => {
     for (let i = 0; i < 3; i++) emit("a", { kind: "output", text: String(i) });
     emit("a", { kind: "done" });
