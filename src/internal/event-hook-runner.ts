@@ -34,7 +34,7 @@ export interface HookOutcome {
   context?: string;
   /** The most of `context` this hook may add, in estimated tokens, inside the shared budget. */
   maxTokens?: number;
-  /** Asks that what the event announces not happen; read by {@link consult} only, and never on a failed outcome. */
+  /** Asks that what the event announces not happen; read by `consult` only, and never on a failed outcome. */
   veto?: boolean;
   /** A sentence from the hook for whoever is watching. */
   note?: string;
@@ -53,7 +53,9 @@ export type HookRunner = (
   options?: { signal?: AbortSignal },
 ) => Promise<HookOutcome[]>;
 
+/** Whether a value is a number above zero (Infinity included). */
 export const positive = (value: unknown): value is number => typeof value === "number" && value > 0;
+/** Whether a value is a non-null object. */
 export const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object";
 /** How a note names a hook. */
 export const named = (hook: string) => (hook ? `Hook "${hook}"` : "A hook");
