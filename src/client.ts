@@ -135,6 +135,9 @@ function poolKey(endpoint: Endpoint): string {
  * @internal
  */
 export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
+  if (typeof endpoint?.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
+    throw new TypeError("getClient needs an endpoint with a baseUrl, for example http://127.0.0.1:8080/v1.");
+  }
   const pool = slotOf(state, POOL);
   const key = poolKey(endpoint);
   const found = pool.clients.get(key);
@@ -444,11 +447,12 @@ export async function contextLimitForIn(
 ): Promise<number> {
   const operator = windowNumber(contextLength);
   if (operator !== undefined) return operator;
-  const cache = slotOf(state, WINDOWS);
-  const key = windowKey(endpoint, endpoint.model);
-  const known = cache.windows.get(key);
-  if (known !== undefined) return known;
   try {
+    if (typeof endpoint?.baseUrl !== "string" || typeof endpoint.model !== "string") return 0;
+    const cache = slotOf(state, WINDOWS);
+    const key = windowKey(endpoint, endpoint.model);
+    const known = cache.windows.get(key);
+    if (known !== undefined) return known;
     return await bounded(state, endpoint, options.signal, async (lookup) => {
       let trained: number | undefined;
       try {

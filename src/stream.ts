@@ -221,7 +221,14 @@ interface OpenCall {
   arguments: string;
 }
 
-/** Reads usage as the server reported it into the Turn's shape. */
+/**
+ * Reads usage as a server reported it into the Turn's shape.
+ *
+ * prompt, completion, total and cached are always numbers (zero where not reported; total is
+ * prompt plus completion where only those two came). uncached is there only where a cache count
+ * was reported (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`),
+ * and reasoningTokens only where `completion_tokens_details.reasoning_tokens` was.
+ */
 export function readUsage(usage: unknown): TurnUsage {
   if (!isRecord(usage)) return { prompt: 0, completion: 0, total: 0, cached: 0 };
   const count = (value: unknown): number | undefined =>
@@ -367,7 +374,9 @@ class TurnReader {
   }
 
   #delta(delta: Json): void {
-    const reasoningField = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+    // One of the two, never both: a server in transition may send the same text in each.
+    const reasoningContent = delta.reasoning_content;
+    const reasoningField = typeof reasoningContent === "string" && reasoningContent !== "" ? reasoningContent : delta.reasoning;
     if (typeof reasoningField === "string" && reasoningField !== "") {
       this.#carried();
       if (!this.#contentSeen && this.#options.startInReasoning && this.#fences.length > 0) {

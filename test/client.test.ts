@@ -62,6 +62,10 @@ describe("getClient", () => {
     expect(one.apiKey).toBe("k1");
   });
 
+  it("refuses an endpoint with no base URL with a clear error", () => {
+    expect(() => getClientIn(fresh(), { baseUrl: " " })).toThrow(/needs an endpoint with a baseUrl/);
+  });
+
   it("keeps a separate pool per runtime state", () => {
     const endpoint = { baseUrl: "http://127.0.0.1:8080/v1" };
     expect(getClientIn(fresh(), endpoint)).not.toBe(getClientIn(fresh(), endpoint));
@@ -278,6 +282,11 @@ describe("contextLimitFor", () => {
     expect(lmstudioAsks()).toBe(2);
     // /props answered 404 the first time and was never asked again.
     expect(asked(server).filter((path) => path === "/props")).toHaveLength(1);
+  });
+
+  it("answers 0 rather than rejecting for an endpoint it cannot read", async () => {
+    expect(await contextLimitForIn(fresh(), {} as unknown as { baseUrl: string; model: string })).toBe(0);
+    expect(await contextLimitForIn(fresh(), { baseUrl: "not a url", model: "m" })).toBe(0);
   });
 
   it("answers 0 for a server it cannot reach", async () => {

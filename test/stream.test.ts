@@ -110,6 +110,15 @@ describe("streamTurn", () => {
       expect(result.content).toBe("done");
     });
 
+    it("takes reasoning from one field per delta, whichever carries text", async () => {
+      const { server, client } = await endpoint();
+      server.script({
+        kind: "stream",
+        chunks: [chunk({ reasoning_content: "", reasoning: "from vLLM" }), chunk({ reasoning_content: "same", reasoning: "same" }), chunk({ content: "ok" }, "stop")],
+      });
+      expect((await streamTurn(client, body)).reasoning).toBe("from vLLMsame");
+    });
+
     it("reads every family's stream the same way", async () => {
       for (const profile of ["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"] as const) {
         const { server, client } = await endpoint(profile);
