@@ -353,12 +353,12 @@ describe("streamTurn", () => {
     it("lets a slow first chunk through when it comes within firstChunkMs", async () => {
       const timed = await timedServer([
         { waitMs: 0, headers: true },
-        { waitMs: 400, write: event(chunk({ content: "late but " })) },
+        { waitMs: 700, write: event(chunk({ content: "late but " })) },
         { waitMs: 20, write: event(chunk({ content: "fine" }, "stop")) + "data: [DONE]\n\n" },
       ]);
       try {
         const client = getClientIn(state, { baseUrl: timed.baseUrl });
-        const result = await streamTurn(client, body, { idleMs: 100, firstChunkMs: 2_000 });
+        const result = await streamTurn(client, body, { idleMs: 300, firstChunkMs: 3_000 });
         expect(result.content).toBe("late but fine");
       } finally {
         await timed.close();
@@ -368,11 +368,11 @@ describe("streamTurn", () => {
     it("does not start the idle clock on an empty role chunk", async () => {
       const timed = await timedServer([
         { waitMs: 0, headers: true, write: event(chunk({ role: "assistant", content: "" })) },
-        { waitMs: 400, write: event(chunk({ content: "after prefill" }, "stop")) + "data: [DONE]\n\n" },
+        { waitMs: 700, write: event(chunk({ content: "after prefill" }, "stop")) + "data: [DONE]\n\n" },
       ]);
       try {
         const client = getClientIn(state, { baseUrl: timed.baseUrl });
-        const result = await streamTurn(client, body, { idleMs: 100, firstChunkMs: 2_000 });
+        const result = await streamTurn(client, body, { idleMs: 300, firstChunkMs: 3_000 });
         expect(result.content).toBe("after prefill");
       } finally {
         await timed.close();
@@ -397,11 +397,11 @@ describe("streamTurn", () => {
     it("allows five times idleMs for the first chunk when firstChunkMs is not given", async () => {
       const timed = await timedServer([
         { waitMs: 0, headers: true },
-        { waitMs: 300, write: event(chunk({ content: "ok" }, "stop")) + "data: [DONE]\n\n" },
+        { waitMs: 450, write: event(chunk({ content: "ok" }, "stop")) + "data: [DONE]\n\n" },
       ]);
       try {
         const client = getClientIn(state, { baseUrl: timed.baseUrl });
-        const result = await streamTurn(client, body, { idleMs: 100 });
+        const result = await streamTurn(client, body, { idleMs: 150 });
         expect(result.content).toBe("ok");
       } finally {
         await timed.close();
