@@ -257,6 +257,9 @@ function fit(groups: readonly number[][], totals: readonly number[], terms: numb
   return rates;
 }
 
+/** How many of the latest measured groups the estimate's rates are fitted to. */
+const FITTED_GROUPS = 64;
+
 function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], options?: LedgerOptions): Measured {
   const list = Array.isArray(messages) ? messages : [];
   const length = list.length;
@@ -266,8 +269,7 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
   for (let index = 0; index < length; index += 1) weights[index] = weightOf(list[index]);
   const cost = new Float64Array(length);
   const covered = new Uint8Array(length);
-  const features: number[][] = [];
-  const totals: number[] = [];
+  const groups: Array<{ from: number; to: number; total: number }> = [];
   const lastOf = new Map<number, LedgerEntry>();
   for (const entry of entries) {
     const before = lastOf.get(entry.epoch);
@@ -275,20 +277,27 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
     if (!before || entry.through <= before.through || entry.prompt <= before.prompt) continue;
     const total = entry.prompt - before.prompt;
     let weight = 0;
-    let pieces = 0;
-    let calls = 0;
-    for (let index = before.through + 1; index <= entry.through; index += 1) {
-      weight += weights[index]!;
-      const found = featuresOf(list[index]);
-      pieces += found.pieces;
-      calls += found.calls;
-    }
+    for (let index = before.through + 1; index <= entry.through; index += 1) weight += weights[index]!;
     for (let index = before.through + 1; index <= entry.through; index += 1) {
       cost[index] = (total * weights[index]!) / weight;
       covered[index] = 1;
     }
-    features.push([pieces, entry.through - before.through, calls]);
-    totals.push(total);
+    groups.push({ from: before.through + 1, to: entry.through + 1, total });
+  }
+  // The rates are fitted to the latest groups only: they describe what the run is made of now,
+  // and reading every group's text would make a long transcript slow to measure.
+  const features: number[][] = [];
+  const totals: number[] = [];
+  for (const group of groups.slice(-FITTED_GROUPS)) {
+    let pieces = 0;
+    let calls = 0;
+    for (let index = group.from; index < group.to; index += 1) {
+      const found = featuresOf(list[index]);
+      pieces += found.pieces;
+      calls += found.calls;
+    }
+    features.push([pieces, group.to - group.from, calls]);
+    totals.push(group.total);
   }
   // Tokens as a rate per piece, plus a cost per message and per tool call where the groups can
   // tell them apart; a plain rate where they cannot; the divisor where nothing was measured.
@@ -317,8 +326,8 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
  * past a later entry's) it is the difference of their prompts, exact. A stretch that starts or
  * ends inside a measured group takes a share of that group's total by characters. Messages no
  * pair of entries covers (before the first entry, either side of an epoch's end, not yet sent)
- * are estimated with rates fitted to the measured groups (per word-like piece of text, per
- * message and per tool call), or as characters over `charsPerToken` while nothing has been
+ * are estimated with rates fitted to the latest 64 measured groups (per word-like piece of
+ * text, per message and per tool call), or as characters over `charsPerToken` while nothing has been
  * measured. Indexes are clamped to the transcript; throws
  * {@link LedgerMismatch} when an entry points past its end.
  */
