@@ -1,5 +1,6 @@
 import { Agent, request as httpRequest } from "node:http";
 import fc from "fast-check";
+import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createPromptCounter,
@@ -594,6 +595,19 @@ describe("refusing on its own", () => {
     expect(messageOf(await response.text())).toMatch(/^Request too large for gpt-4o in organization .* on tokens per min \(TPM\): Limit 5, Requested \d+/);
   });
 
+  it("answers Groq's 413 past the per-minute limit when told to", async () => {
+    const server = await start({ refuse: { tokensPerMinute: 5, tokensPerMinuteStatus: 413 } });
+    const response = await post(server, { model: "llama-3.3-70b-versatile", messages: [{ role: "user", content: "x".repeat(100) }] });
+    expect(response.status).toBe(413);
+    expect(messageOf(await response.text())).toContain("please reduce your message size and try again");
+  });
+
+  it("words an effort refusal without a list when the model names none", async () => {
+    const server = await start({ refuse: { reasoningEffort: ["none"], supportedEfforts: [] } });
+    const response = await post(server, { model: "m", messages, reasoning_effort: "none" });
+    expect(messageOf(await response.text())).toBe("Unsupported value: 'reasoning_effort' does not support 'none' with this model.");
+  });
+
   it("answers 503 Loading model the given number of times, then the script", async () => {
     const server = await start({ profile: "llama.cpp", loading: 2 });
     server.script(turn({ content: "ok" }));
@@ -762,4 +776,27 @@ describe("close()", () => {
     await server.close();
     await server.close();
   });
+});
+
+describe("the openai SDK against the endpoint", () => {
+  for (const profile of PROFILE_NAMES) {
+    it(`reads a ${profile} stream and a ${profile} refusal`, async () => {
+      const server = await start({ profile, refuse: { fields: ["min_p"] } });
+      const client = new OpenAI({ baseURL: server.baseUrl, apiKey: "k", maxRetries: 0 });
+      server.script(turn({ content: "hello there", toolCalls: [{ name: "f", arguments: { a: 1 } }] }));
+      const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
+      let content = "";
+      let args = "";
+      for await (const chunk of stream) {
+        content += chunk.choices[0]?.delta.content ?? "";
+        args += chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? "";
+      }
+      expect([content, args]).toEqual(["hello there", '{"a":1}']);
+      const refused = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "hi" }], min_p: 0.1 } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.APIError);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(refusalWording(PROFILES[profile], "unknownField").status);
+    });
+  }
 });

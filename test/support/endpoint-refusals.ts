@@ -22,7 +22,10 @@ export interface RefusalRules {
    * a list refuses those values and names the rest of `supportedEfforts` as what the model takes.
    */
   reasoningEffort?: boolean | string[];
-  /** The efforts named as supported in a value refusal. @default ["minimal", "low", "medium", "high"] less the refused ones */
+  /**
+   * The efforts named as supported in a value refusal; an empty list words the refusal without
+   * naming any. @default ["minimal", "low", "medium", "high"] less the refused ones
+   */
   supportedEfforts?: string[];
   /** Refuse `max_tokens` in favour of `max_completion_tokens`. */
   maxTokens?: boolean;
@@ -57,6 +60,8 @@ export interface RefusalRules {
   overflowInStream?: boolean;
   /** Answer the 429 that borrows overflow's words when the prompt and ceiling pass this many tokens. */
   tokensPerMinute?: number;
+  /** Answer a request over `tokensPerMinute` with Groq's 413 instead of OpenAI's 429. @default 429 */
+  tokensPerMinuteStatus?: 429 | 413;
 }
 
 /** What a server refuses, and optionally what each model on it refuses on top. */
@@ -193,7 +198,10 @@ export function findRefusal(
     };
   }
   if (rules.tokensPerMinute !== undefined && sizes.promptTokens + (ceiling ?? 0) > rules.tokensPerMinute) {
-    return { kind: "rateLimitTokens", detail: { limit: rules.tokensPerMinute, promptTokens: sizes.promptTokens + (ceiling ?? 0) } };
+    return {
+      kind: rules.tokensPerMinuteStatus === 413 ? "requestTooLarge" : "rateLimitTokens",
+      detail: { limit: rules.tokensPerMinute, promptTokens: sizes.promptTokens + (ceiling ?? 0) },
+    };
   }
   return undefined;
 }

@@ -68,12 +68,15 @@ const openai: Table = {
     status: 400,
     body: ({ value, supported }) =>
       openaiError(
-        `Unsupported value: 'reasoning_effort' does not support '${value ?? "none"}' with this model. Supported values are: ${quoteList(supported ?? OPENAI_EFFORTS)}.`,
+        `Unsupported value: 'reasoning_effort' does not support '${value ?? "none"}' with this model.${
+          supported && supported.length === 0 ? "" : ` Supported values are: ${quoteList(supported ?? OPENAI_EFFORTS)}.`
+        }`,
         "invalid_request_error",
         "reasoning_effort",
         "unsupported_value",
       ),
-    source: "https://github.com/Kilo-Org/cloud/pull/3807 (message); param and code as in the temperature refusal",
+    source:
+      "https://github.com/Kilo-Org/cloud/pull/3807 (message; an empty supported list leaves the list out); param and code as in the temperature refusal",
   },
   reasoningEffortUnsupported: {
     status: 400,
