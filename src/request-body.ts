@@ -33,7 +33,7 @@ export interface RequestBody {
 }
 
 /** Fields the loop owns, which extraBody cannot replace. */
-const OWNED = new Set(["model", "messages", "stream", "tools"]);
+const OWNED: ReadonlySet<string> = new Set(["model", "messages", "stream", "tools"]);
 
 function nameOf(tool: ToolDefinition): string {
   const name = tool?.function?.name;
