@@ -180,6 +180,14 @@ describe("scripted responses", () => {
     expect(body.usage.total_tokens).toBe(5);
   });
 
+  it("answers an in-stream error as a plain error to a request that does not stream", async () => {
+    const server = await start({ profile: "llama.cpp" });
+    server.script(refusal("llama.cpp", "overflowInStream", { promptTokens: 9000, window: 8192 }));
+    const response = await post(server, { model: "m", messages });
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ error: { type: "exceed_context_size_error", n_ctx: 8192 } });
+  });
+
   it("overrides other routes, for a listing that stalls or fails", async () => {
     const server = await start({
       routes: { "GET /v1/models": { kind: "error", status: 503, body: { error: "busy" } }, "GET /props": { kind: "stall", beforeHeaders: true } },

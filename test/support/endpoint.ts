@@ -385,6 +385,14 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         const counts = usage ?? { prompt: counter.countRequest(body), cached: undefined };
         const context = { model: modelOf(body), includeUsage: includesUsage(body), usage: counts };
         if (!wantsStream && recorded.path === CHAT_PATH) {
+          const failed = scripted.turn ? undefined : scripted.chunks.find((chunk) => typeof chunk === "object" && "error" in chunk);
+          if (failed && typeof failed === "object") {
+            // An error a server would have sent inside a stream comes back as a plain error here.
+            const payload = failed.error;
+            const code = isRecord(payload) && typeof payload.code === "number" && payload.code >= 400 ? payload.code : 400;
+            sendJson(response, code, { error: payload });
+            return;
+          }
           const chunks = scripted.turn ? buildTurnChunks(family, scripted.turn, { ...context, includeUsage: true }) : scripted.chunks;
           const completion = scripted.turn ? buildCompletion(family, scripted.turn, context) : foldChunks(chunks, context.model);
           sendJson(response, 200, completion);
