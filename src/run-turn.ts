@@ -128,7 +128,9 @@ export async function runTurnIn(
   const loadingTimeoutMs = nonNegative(options.loadingTimeoutMs, DEFAULT_LOADING_TIMEOUT_MS);
   const loadingPollMs = Math.max(1, nonNegative(options.loadingPollMs, DEFAULT_LOADING_POLL_MS));
   const contextLimit = typeof options.contextLimit === "number" && options.contextLimit > 0 ? options.contextLimit : undefined;
-  let modelName = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
+  const modelOption = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
+  // Calibration keys on the model name, which the body carries even where the option is absent.
+  let modelName = modelOption;
   let lastBody: StreamBody | undefined;
   let sized = false;
 
@@ -165,7 +167,7 @@ export async function runTurnIn(
     const produced: Produced = { value: false };
     try {
       const turn = await negotiate(supports, send, {
-        ...(modelName !== undefined ? { model: modelName } : {}),
+        ...(modelOption !== undefined ? { model: modelOption } : {}),
         ...(options.droppable ? { droppable: options.droppable } : {}),
         produced,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),

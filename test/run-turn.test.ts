@@ -226,6 +226,19 @@ describe("runTurn: retries", () => {
     });
   });
 
+  it("latches nothing model-level without the model option, on the first attempt or a retry", async () => {
+    await withEndpoint({ profile: "openai" }, async (context) => {
+      context.server.script({ kind: "drop" }, refusal("openai", "maxTokens"));
+      const error = await runTurnIn(context.state, context.client, context.supports, (supports, model) => buildBody({ model: M, maxTokens: 32 }, supports, model, question), {
+        maxRetries: 2,
+        sleep: async () => undefined,
+      }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status: 400 });
+      expect(context.server.chatBodies()).toHaveLength(2);
+      expect(context.supports.models.size).toBe(0);
+    });
+  });
+
   it("rejects with the signal's reason when stopped while waiting", async () => {
     await withEndpoint({ respond: () => ({ kind: "error", status: 503, body: { error: { message: "busy" } } }) }, async (context) => {
       const controller = new AbortController();
