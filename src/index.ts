@@ -35,7 +35,8 @@ export type { CatalogServer, CatalogTool } from "./catalog.js";
 
 // tokens
 export { estimateTokens, messageChars, messageTokens, toolTokens, requestTokens, DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS } from "./tokens.js";
-export type { TokenOptions, RequestLike } from "./tokens.js";
+export { contextTokens, contextChars } from "./tokens.js";
+export type { TokenOptions, RequestLike, ContextBreakdown, ContextTokenOptions } from "./tokens.js";
 
 // retry
 export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./retry.js";
@@ -59,6 +60,36 @@ export type {
 
 // errors
 export { errorMessage } from "./errors.js";
+
+// compaction
+export {
+  pruneToolResults,
+  planCompaction,
+  runCompaction,
+  compactTranscript,
+  applyCompaction,
+  requestIndex,
+  SUMMARY_LEAD,
+  summaryMessage,
+  summaryOf,
+  clearedResult,
+  CompactionMismatch,
+} from "./compaction.js";
+export type {
+  PruneOptions,
+  PlanOptions,
+  CompactionPlan,
+  MessageEstimate,
+  Summariser,
+  CompactionHooks,
+  CompactionOptions,
+  CompactionFold,
+  BeforeCompactPayload,
+} from "./compaction.js";
+
+// ledger
+export { recordRequest, tokensBetween, estimateFrom, rebaseLedger, LedgerMismatch } from "./ledger.js";
+export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions } from "./ledger.js";
 
 // reset
 export { resetAll } from "./reset.js";
