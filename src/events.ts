@@ -10,11 +10,22 @@
  * and never reaps a run somebody is watching.
  */
 
-import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
-import type { RunEvent, RunEventInput } from "./internal/event-types.js";
+import {
+  EVENT_BUS,
+  EVENT_DEFAULTS,
+  RunWatcher,
+  clearBus,
+  count,
+  deadlineOf,
+  rescheduleSweep,
+  scheduleSweep,
+} from "./internal/event-bus.js";
+import type { EventSettings, RunEvent, RunEventInput } from "./internal/event-types.js";
+import { defaultState, slotOf, type RuntimeState } from "./internal/state.js";
 
 export type {
   CacheBreakReason,
+  EventSettings,
   RunEvent,
   RunEventInput,
   RunEventKind,
@@ -26,126 +37,11 @@ export type {
 } from "./internal/event-types.js";
 export { runMetrics, type RunMetrics, type RunMetricsOptions } from "./internal/run-metrics.js";
 
-/** The bus's four numbers: the backlog cap, the slack it is trimmed by, and the two reaping deadlines. */
-export interface EventSettings {
-  /**
-   * The most recent events a run's backlog and each watcher's queue hold.
-   * @default 1000
-   */
-  maxEvents: number;
-  /**
-   * How far past `maxEvents` a backlog or queue may run before it is cut back to `maxEvents`.
-   * @default 256
-   */
-  trimSlack: number;
-  /**
-   * How long a run stays readable after its `done` event (or `endRun`), in milliseconds.
-   * @default 60000
-   */
-  retainMs: number;
-  /**
-   * How long a run that has not ended is kept after its last event, in milliseconds.
-   * @default 1800000
-   */
-  retainUnendedMs: number;
-}
-
-/** The defaults `resetEvents` puts back. */
-const EVENT_DEFAULTS: Readonly<EventSettings> = Object.freeze({
-  maxEvents: 1000,
-  trimSlack: 256,
-  retainMs: 60_000,
-  retainUnendedMs: 30 * 60_000,
-});
-
-/** The longest delay a Node timer takes without firing at once instead. */
-const LONGEST_DELAY = 2_147_483_647;
-
 /** Options for {@link watch} and {@link history}. */
 export interface ReplayOptions {
   /** Replay only events after this seq (a client resuming); absent or not a number replays everything kept. */
   after?: number;
 }
-
-interface Stream {
-  seq: number;
-  events: RunEvent[];
-  watchers: Set<RunWatcher>;
-  /** When the last event was emitted. */
-  touched: number;
-  /** When the run ended (`done` or `endRun`); absent while it runs. */
-  endedAt?: number;
-}
-
-interface Bus {
-  streams: Map<string, Stream>;
-  settings: EventSettings;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  timerAt: number;
-}
-
-function createBus(): Bus {
-  return { streams: new Map(), settings: { ...EVENT_DEFAULTS }, timer: undefined, timerAt: Infinity };
-}
-
-function clearBus(bus: Bus): void {
-  if (bus.timer !== undefined) clearTimeout(bus.timer);
-  bus.timer = undefined;
-  bus.timerAt = Infinity;
-  const streams = [...bus.streams.values()];
-  bus.streams.clear();
-  for (const stream of streams) for (const watcher of [...stream.watchers]) watcher.close();
-}
-
-/** The event bus and its settings, one per runtime state. */
-const EVENT_BUS = defineSlot<Bus>("events", createBus, clearBus);
-
-function deadlineOf(stream: Stream, settings: EventSettings): number {
-  return stream.endedAt !== undefined
-    ? stream.endedAt + settings.retainMs
-    : stream.touched + settings.retainUnendedMs;
-}
-
-/** Makes sure the sweep runs by `deadline`, moving the timer earlier if it was set later. */
-function scheduleSweep(bus: Bus, deadline: number): void {
-  if (bus.timer !== undefined && bus.timerAt <= deadline) return;
-  if (bus.timer !== undefined) clearTimeout(bus.timer);
-  const delay = Math.min(Math.max(0, deadline - Date.now()), LONGEST_DELAY);
-  bus.timerAt = Date.now() + delay;
-  const timer = setTimeout(() => sweep(bus), delay);
-  timer.unref?.();
-  bus.timer = timer;
-}
-
-/** Reaps every unwatched run past its deadline, then sets the timer for the next one due. */
-function sweep(bus: Bus): void {
-  bus.timer = undefined;
-  bus.timerAt = Infinity;
-  const now = Date.now();
-  let next = Infinity;
-  for (const [runId, stream] of bus.streams) {
-    if (stream.watchers.size > 0) continue;
-    const deadline = deadlineOf(stream, bus.settings);
-    if (deadline <= now) bus.streams.delete(runId);
-    else if (deadline < next) next = deadline;
-  }
-  if (next !== Infinity) scheduleSweep(bus, next);
-}
-
-/** Resets the timer against every unwatched run's deadline, after the deadlines moved. */
-function rescheduleSweep(bus: Bus): void {
-  if (bus.timer !== undefined) clearTimeout(bus.timer);
-  bus.timer = undefined;
-  bus.timerAt = Infinity;
-  let next = Infinity;
-  for (const stream of bus.streams.values()) {
-    if (stream.watchers.size === 0) next = Math.min(next, deadlineOf(stream, bus.settings));
-  }
-  if (next !== Infinity) scheduleSweep(bus, next);
-}
-
-/** A whole number of at least one, from a setting already known to be a positive number. */
-const count = (value: number) => (value === Infinity ? Infinity : Math.max(1, Math.floor(value)));
 
 /**
  * Records one event for a run and hands it to everyone watching; the state-taking form of {@link emit}.
@@ -198,151 +94,6 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
  */
 export function emit(runId: string, event: RunEventInput): RunEvent | undefined {
   return emitIn(defaultState, runId, event);
-}
-
-/** One subscriber: a capped queue of its own, drained by `next()`. */
-class RunWatcher implements AsyncIterableIterator<RunEvent> {
-  private queue: RunEvent[] = [];
-  private head = 0;
-  /** Events lost since the last one handed out; reported once, before the next. */
-  private dropped = 0;
-  private waiting: ((result: IteratorResult<RunEvent>) => void)[] = [];
-  private started = false;
-  private finished = false;
-  /** The run was dropped: hand out what is queued, then finish. */
-  private closed = false;
-  private stream: Stream | undefined;
-  private readonly onAbort = () => this.finish();
-
-  constructor(
-    private readonly bus: Bus,
-    private readonly runId: string,
-    private readonly signal: AbortSignal | undefined,
-    private readonly after: number,
-  ) {}
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<RunEvent> {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<RunEvent>> {
-    if (!this.started) this.start();
-    if (this.finished) return Promise.resolve({ done: true, value: undefined });
-    if (this.head < this.queue.length) return Promise.resolve({ done: false, value: this.take() });
-    if (this.closed) {
-      this.finish();
-      return Promise.resolve({ done: true, value: undefined });
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  return(): Promise<IteratorResult<RunEvent>> {
-    this.finish();
-    return Promise.resolve({ done: true, value: undefined });
-  }
-
-  /** Subscribes on first read: replays what the run kept after `after`, then listens. */
-  private start(): void {
-    this.started = true;
-    if (this.signal?.aborted) {
-      this.finished = true;
-      return;
-    }
-    let stream = this.bus.streams.get(this.runId);
-    if (stream === undefined) {
-      stream = { seq: 0, events: [], watchers: new Set(), touched: Date.now() };
-      this.bus.streams.set(this.runId, stream);
-    }
-    this.stream = stream;
-    const kept = stream.events;
-    let from = 0;
-    while (from < kept.length && (kept[from] as RunEvent).seq <= this.after) from++;
-    this.queue = kept.slice(from);
-    const first = this.queue[0];
-    const expected = Math.max(this.after, 0) + 1;
-    if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
-    this.cap();
-    if (stream.endedAt !== undefined) this.closed = true;
-    stream.watchers.add(this);
-    this.signal?.addEventListener("abort", this.onAbort, { once: true });
-  }
-
-  /** Takes the next item off the queue: the gap notice if one is owed, else the next event. */
-  private take(): RunEvent {
-    const event = this.queue[this.head] as RunEvent;
-    if (this.dropped > 0) {
-      const dropped = this.dropped;
-      this.dropped = 0;
-      return Object.freeze({
-        kind: "notice",
-        text: `${dropped} event${dropped === 1 ? " was" : "s were"} dropped here: this watcher fell too far behind.`,
-        dropped,
-        seq: event.seq - 1,
-        at: event.at,
-      });
-    }
-    this.head++;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head >= count(this.bus.settings.maxEvents)) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-    if (event.kind === "done") this.finish();
-    return event;
-  }
-
-  /** Cuts the unread queue back to the cap once it runs past cap plus slack, counting what went. */
-  private cap(): void {
-    const max = count(this.bus.settings.maxEvents);
-    const unread = this.queue.length - this.head;
-    if (unread <= max + count(this.bus.settings.trimSlack)) return;
-    const cut = unread - max;
-    this.queue = this.queue.slice(this.head + cut);
-    this.head = 0;
-    this.dropped += cut;
-  }
-
-  /** Called by the bus for each event the run emits. */
-  push(event: RunEvent): void {
-    if (this.finished || event.seq <= this.after) return;
-    const resolve = this.waiting.shift();
-    if (resolve !== undefined) {
-      if (event.kind === "done") this.finish();
-      resolve({ done: false, value: event });
-      return;
-    }
-    this.queue.push(event);
-    this.cap();
-  }
-
-  /** Called by the bus when the run is dropped: what is queued is still handed out. */
-  close(): void {
-    this.closed = true;
-    if (this.stream !== undefined) this.stream.watchers.delete(this);
-    if (this.waiting.length > 0 || this.head >= this.queue.length) this.finish();
-  }
-
-  /** Stops listening, releases the queue and ends every pending read. */
-  private finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.queue = [];
-    this.head = 0;
-    this.signal?.removeEventListener("abort", this.onAbort);
-    const stream = this.stream;
-    this.stream = undefined;
-    if (stream !== undefined && stream.watchers.delete(this) && stream.watchers.size === 0) {
-      if (this.bus.streams.get(this.runId) === stream) {
-        if (stream.seq === 0 && stream.endedAt === undefined) this.bus.streams.delete(this.runId);
-        else scheduleSweep(this.bus, Math.max(deadlineOf(stream, this.bus.settings), Date.now()));
-      }
-    }
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const resolve of waiting) resolve({ done: true, value: undefined });
-  }
 }
 
 /**

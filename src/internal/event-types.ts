@@ -1,6 +1,7 @@
 /**
  * @module internal/event-types
- * The shapes of what a run emits: the event union, a turn's metrics and a run's outcome.
+ * The shapes of what a run emits — the event union, a turn's metrics and a run's outcome — and
+ * the bus's settings.
  *
  * Kept apart from the bus so that `runMetrics` and the bus can both read them without importing
  * each other. `events` re-exports every name here.
@@ -115,3 +116,28 @@ export type RunEvent = RunEventInput & {
   /** When it was emitted, in epoch milliseconds. */
   readonly at: number;
 };
+
+/** The bus's four numbers: the backlog cap, the slack it is trimmed by, and the two reaping deadlines. */
+export interface EventSettings {
+  /**
+   * The most recent events a run's backlog and each watcher's queue hold.
+   * @default 1000
+   */
+  maxEvents: number;
+  /**
+   * How far past `maxEvents` a backlog or queue may run before it is cut back to `maxEvents`.
+   * @default 256
+   */
+  trimSlack: number;
+  /**
+   * How long a run stays readable after its `done` event (or `endRun`), in milliseconds.
+   * @default 60000
+   */
+  retainMs: number;
+  /**
+   * How long a run that has not ended is kept after its last event, in milliseconds.
+   * @default 1800000
+   */
+  retainUnendedMs: number;
+}
+
