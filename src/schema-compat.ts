@@ -76,10 +76,15 @@ function keepOriginal<T extends object>(target: T, original: Json): T {
  * and map value schemas are noted in the description instead. A root union of objects is merged
  * into one object. A root that is not an object stays what it is (strict mode will still refuse
  * it), and `false` comes back as `false`.
+ *
+ * Like {@link sanitizeTools}, the result carries the schema it was made from under a
+ * non-enumerable symbol, so {@link relaxSchema} given the result relaxes the original.
  */
 export function sanitizeSchema(schema: JsonSchema): JsonSchema {
   try {
-    return strictSchema(schema) as JsonSchema;
+    const original = (typeof schema === "object" && schema !== null ? originalOf(schema) : undefined) ?? toJson(schema);
+    const out = strictSchema(schema) as JsonSchema;
+    return typeof out === "object" && out !== null ? keepOriginal(out, original) : out;
   } catch {
     return schema;
   }
@@ -94,11 +99,13 @@ export function sanitizeSchema(schema: JsonSchema): JsonSchema {
  * unanchored, uses a `(?` group or an escape the grammar cannot read is moved into the
  * description; length and item bounds of 2,000 or more are moved there too, as are `multipleOf`,
  * `uniqueItems`, `propertyNames` and unknown formats; `allOf` is folded in and every `$ref`
- * points into a root `$defs`. Optional properties stay optional and maps stay maps.
+ * points into a root `$defs`. Optional properties stay optional and maps stay maps. Given the
+ * output of {@link sanitizeSchema}, it relaxes the schema that was sanitized.
  */
 export function relaxSchema(schema: JsonSchema): JsonSchema {
   try {
-    return grammarSchema(schema) as JsonSchema;
+    const original = typeof schema === "object" && schema !== null ? originalOf(schema) : undefined;
+    return grammarSchema(original ?? schema) as JsonSchema;
   } catch {
     return schema;
   }
