@@ -1,0 +1,535 @@
+/**
+ * @module preselect
+ * Choosing a run's tools before it starts: by the request's own words, by a small model, or by
+ * the words first and the model only where the words cannot settle it.
+ *
+ * {@link preselectByKeywords} ranks the catalogue against the request with BM25F over each
+ * tool's name, its server's label and its one-line description, and says whether the ranking is
+ * `confident`. {@link preselect} returns that shortlist when it is (given `keywords`), and asks a
+ * small model through a structured side task otherwise. {@link preselectSystem},
+ * {@link preselectInput}, {@link preselection} and {@link PRESELECT_SCHEMA} are the prompt, the
+ * answer's shape and the reading of the reply, for a host that makes the call itself.
+ *
+ * The keyword index of a catalogue is built once and kept in the runtime state, keyed by the
+ * catalogue array; a catalogue whose servers or tool lists were replaced or grew or shrank since
+ * is indexed again. A catalogue edited in place (a description rewritten inside the same tool
+ * object) is not noticed: pass a new array for that.
+ */
+
+import type { CatalogServer } from "./catalog.js";
+import type { Endpoint, JsonSchema, ReasoningEffort } from "./config.js";
+import { indexTools, rankTools, type KeywordIndex, type ScoredTool } from "./internal/keyword-index.js";
+import { findJson, parseLooseJson } from "./internal/json-repair.js";
+import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
+
+/** The lead of the notice that names a run's preselected tools; the names follow, comma-separated. */
+export const PRESELECTED_NOTICE = "Preselected tools:";
+
+/** The most tools a preselection returns unless a cap is given. */
+const DEFAULT_CAP = 12;
+
+/** The reply ceiling a preselection asks for unless told otherwise, in tokens. */
+const DEFAULT_MAX_TOKENS = 256;
+
+/** The longest description a preselection prompt shows for one tool, in characters. */
+const DESCRIPTION_CHARACTERS = 240;
+
+/**
+ * The lowest top score {@link preselectByKeywords} calls confident, in units of one word found in
+ * a single tool of the catalogue.
+ */
+export const KEYWORD_MIN_SCORE = 1.8;
+
+/**
+ * The most the best tool the cap left out may score, as a share of the best tool kept, for
+ * {@link preselectByKeywords} to call the ranking confident.
+ */
+export const KEYWORD_DROPOFF = 0.3;
+
+/** The answer a preselection asks the model for: `{ tools: string[] }`, as a JSON schema for askJson. */
+export const PRESELECT_SCHEMA: JsonSchema = deepFreeze({
+  type: "object",
+  properties: {
+    tools: {
+      type: "array",
+      items: { type: "string" },
+      description: "Names of the catalogued tools the request needs, most useful first; empty when it needs none.",
+    },
+  },
+  required: ["tools"],
+  additionalProperties: false,
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Where keyword preselection draws its line; each absent field takes its default. */
+export interface KeywordThresholds {
+  /**
+   * The lowest top score called confident, in units of one word found in a single tool.
+   * @default 1.8
+   */
+  minScore?: number;
+  /**
+   * The most the best tool left out by the cap may score, as a share of the best tool kept.
+   * @default 0.3
+   */
+  dropoff?: number;
+}
+
+/** Options for {@link preselectByKeywords}. */
+export interface KeywordOptions extends KeywordThresholds {
+  /**
+   * The most tools to return.
+   * @default 12
+   */
+  max?: number;
+}
+
+/** One shortlisted tool's keyword score. */
+export interface KeywordScore {
+  /** The tool's name. */
+  name: string;
+  /** The name of the server that lists it. */
+  server: string;
+  /** Its score, in units of one word found in a single tool of the catalogue. */
+  score: number;
+}
+
+/** What {@link preselectByKeywords} made of a request. */
+export interface KeywordPreselection {
+  /** The names of the best-scoring tools, best first, each once, at most the cap. */
+  tools: string[];
+  /** Whether the words settle the choice: a distinctive match, and the tools left out scoring well below those kept. */
+  confident: boolean;
+  /** The scores of the tools in `tools`, in the same order. */
+  scores: KeywordScore[];
+}
+
+interface CachedIndex {
+  readonly servers: readonly unknown[];
+  readonly toolLists: readonly unknown[];
+  readonly toolCounts: readonly number[];
+  readonly index: KeywordIndex;
+}
+
+const KEYWORD_INDEXES = defineSlot("preselect.keywords", () => new WeakMap<object, CachedIndex>());
+
+function capOf(cap: unknown): number {
+  return typeof cap === "number" && Number.isFinite(cap) && cap >= 1 ? Math.floor(cap) : DEFAULT_CAP;
+}
+
+function serversOf(catalog: unknown): CatalogServer[] {
+  return Array.isArray(catalog) ? (catalog as CatalogServer[]) : [];
+}
+
+function sameShape(cached: CachedIndex, catalog: readonly CatalogServer[]): boolean {
+  if (cached.servers.length !== catalog.length) return false;
+  for (let i = 0; i < catalog.length; i++) {
+    const server = catalog[i];
+    if (cached.servers[i] !== server) return false;
+    const tools = server && typeof server === "object" ? server.tools : undefined;
+    if (cached.toolLists[i] !== tools) return false;
+    if (cached.toolCounts[i] !== (Array.isArray(tools) ? tools.length : -1)) return false;
+  }
+  return true;
+}
+
+/** The keyword index of a catalogue, built on first use and kept per catalogue array in the state. @internal */
+export function keywordIndexIn(state: RuntimeState, catalog: readonly CatalogServer[]): KeywordIndex {
+  if (!Array.isArray(catalog)) return indexTools([]);
+  const cache = slotOf(state, KEYWORD_INDEXES);
+  const cached = cache.get(catalog);
+  if (cached && sameShape(cached, catalog)) return cached.index;
+  const servers = [...catalog];
+  const toolLists = servers.map((server) => (server && typeof server === "object" ? server.tools : undefined));
+  const toolCounts = toolLists.map((tools) => (Array.isArray(tools) ? tools.length : -1));
+  const index = indexTools(servers);
+  cache.set(catalog, { servers, toolLists, toolCounts, index });
+  return index;
+}
+
+function thresholdOf(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+/** {@link preselectByKeywords} on an explicit runtime state. @internal */
+export function preselectByKeywordsIn(
+  state: RuntimeState,
+  catalog: readonly CatalogServer[],
+  request: string,
+  options: KeywordOptions = {},
+): KeywordPreselection {
+  const settings = options && typeof options === "object" ? options : {};
+  const cap = capOf(settings.max);
+  const minScore = thresholdOf(settings.minScore, KEYWORD_MIN_SCORE);
+  const dropoff = thresholdOf(settings.dropoff, KEYWORD_DROPOFF);
+  const index = keywordIndexIn(state, serversOf(catalog));
+  const ranked = typeof request === "string" ? rankTools(index, request) : [];
+  // A score of 1 is what one word found in a single tool would add at full weight, whatever the catalogue's size.
+  const unit = Math.log(1 + (Math.max(index.tools.length, 1) - 0.5) / 1.5);
+  const tools: string[] = [];
+  const scores: KeywordScore[] = [];
+  const seen = new Set<string>();
+  let leftOut: ScoredTool | undefined;
+  for (const entry of ranked) {
+    const tool = index.tools[entry.position]!;
+    if (seen.has(tool.name)) continue;
+    if (tools.length >= cap) {
+      leftOut = entry;
+      break;
+    }
+    seen.add(tool.name);
+    tools.push(tool.name);
+    scores.push({ name: tool.name, server: tool.server, score: entry.score / unit });
+  }
+  const top = ranked[0];
+  let confident = false;
+  if (top && unit > 0) {
+    const distinctive = top.bestIdf >= unit / 2;
+    const best = top.score / unit;
+    const below = (leftOut?.score ?? 0) / unit;
+    confident = distinctive && best >= minScore && below <= dropoff * best;
+  }
+  return { tools, confident, scores };
+}
+
+/**
+ * Ranks a catalogue's tools against a request by its words, and says whether the words settle the choice.
+ *
+ * The score is BM25F over each tool's name (split on camelCase, snake_case and kebab-case, and
+ * read also as pairs of adjacent words), its server's label (the name where there is no label)
+ * and its one-line description, with the name weighted most; English function words are dropped
+ * from both sides, a few English suffixes are stemmed, and a tool gains a share of the best score
+ * on its own server, since the tools a request needs tend to sit together. Scores are reported
+ * in units of one word found in a single tool of the catalogue, so the thresholds mean the same
+ * on twenty tools as on five thousand.
+ *
+ * `confident` needs three things: the top tool matched a word that few tools share, it scored at
+ * least `minScore`, and the best tool the cap left out scores at most `dropoff` times the top
+ * one. A request that matches nothing is not confident. The catalogue's index is built on the
+ * first call and reused while the same array is passed. Never throws; a catalogue or request
+ * that is not what it should be ranks nothing.
+ *
+ * @param catalog The connected servers and their tools.
+ * @param request The request to match, usually the user's message.
+ * @param options The cap and the confidence thresholds.
+ * @example
+ * const { tools, confident } = preselectByKeywords(catalog, "open an issue on the repo");
+ * if (confident) run(tools);
+ */
+export function preselectByKeywords(catalog: readonly CatalogServer[], request: string, options: KeywordOptions = {}): KeywordPreselection {
+  return preselectByKeywordsIn(defaultState, catalog, request, options);
+}
+
+function oneLine(text: unknown): string {
+  if (typeof text !== "string") return "";
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > DESCRIPTION_CHARACTERS ? `${line.slice(0, DESCRIPTION_CHARACTERS - 1).trimEnd()}…` : line;
+}
+
+function catalogLines(catalog: readonly CatalogServer[]): string[] {
+  const lines: string[] = [];
+  for (const server of serversOf(catalog)) {
+    if (!server || typeof server !== "object" || !Array.isArray(server.tools)) continue;
+    const tools = server.tools.filter((tool) => tool && typeof tool === "object" && typeof tool.name === "string" && tool.name !== "");
+    if (tools.length === 0) continue;
+    const name = typeof server.name === "string" ? server.name : "";
+    const label = typeof server.label === "string" && server.label.trim() && server.label.trim() !== name ? oneLine(server.label) : "";
+    const heading = label ? `${label} (${name})` : name;
+    if (heading) lines.push(`## ${heading}`);
+    for (const tool of tools) {
+      const description = oneLine(tool.description);
+      lines.push(description ? `- ${tool.name}: ${description}` : `- ${tool.name}`);
+    }
+  }
+  return lines;
+}
+
+function toolCount(catalog: readonly CatalogServer[]): number {
+  let count = 0;
+  for (const server of serversOf(catalog)) {
+    if (server && typeof server === "object" && Array.isArray(server.tools)) {
+      count += server.tools.filter((tool) => tool && typeof tool === "object" && typeof tool.name === "string" && tool.name !== "").length;
+    }
+  }
+  return count;
+}
+
+/**
+ * Writes the system prompt for a small model choosing a request's tools from a catalogue.
+ *
+ * The prompt holds the instructions and the whole catalogue, a heading per server and one line
+ * per tool (its name and its description on one line, cut at 240 characters), so it stays the
+ * same from request to request and a server's prompt cache can keep it.
+ *
+ * @param catalog The connected servers and their tools.
+ * @param cap The most tools the model may name.
+ * @default cap 12
+ */
+export function preselectSystem(catalog: readonly CatalogServer[], cap: number = DEFAULT_CAP): string {
+  const limit = capOf(cap);
+  const lines = catalogLines(catalog);
+  return [
+    "You pick the tools an assistant will need before it starts on a request.",
+    "The catalogue below lists every tool it can use, grouped by server, one tool a line: its exact name, then what it does.",
+    `Read the request and name the tools the assistant will have to call to carry it out, the most useful first, at most ${limit}.`,
+    "Copy each name exactly as the catalogue writes it and never invent one. Name no tools when the request can be answered without any.",
+    'Answer with JSON alone, in the form {"tools": ["name", ...]}.',
+    "",
+    "Catalogue:",
+    ...(lines.length > 0 ? lines : ["(no tools)"]),
+  ].join("\n");
+}
+
+/**
+ * Writes the user turn for a small model choosing a request's tools: the request and a reminder of the answer's form.
+ *
+ * The reminder states the cap, lowered to the number of tools the catalogue holds.
+ *
+ * @param catalog The connected servers and their tools.
+ * @param request The request the tools are for.
+ * @param cap The most tools the model may name.
+ * @default cap 12
+ */
+export function preselectInput(catalog: readonly CatalogServer[], request: string, cap: number = DEFAULT_CAP): string {
+  const limit = Math.min(capOf(cap), toolCount(catalog));
+  const text = typeof request === "string" ? request.trim() : "";
+  return [
+    "Request:",
+    text || "(empty)",
+    "",
+    `Answer with {"tools": [...]}: at most ${limit} names from the catalogue, or an empty list when none is needed.`,
+  ].join("\n");
+}
+
+function namesIn(reply: unknown): unknown[] | undefined {
+  let value = reply;
+  if (typeof value === "string") {
+    const found = findJson(value);
+    if (found === undefined) return undefined;
+    const parsed = parseLooseJson(found);
+    if (!parsed.ok) return undefined;
+    value = parsed.value;
+  }
+  if (Array.isArray(value)) return value;
+  if (value && typeof value === "object") {
+    const tools = (value as { tools?: unknown }).tools;
+    if (Array.isArray(tools)) return tools;
+    if (typeof tools === "string") return [tools];
+  }
+  return undefined;
+}
+
+/**
+ * Reads the tools a model chose out of its reply, keeping only catalogued names, each once, up to the cap.
+ *
+ * Takes the object `{ tools: [...] }` that {@link PRESELECT_SCHEMA} asks for, the bare array an
+ * older prompt produced, or either as JSON text (in prose or a fence, repaired where a model
+ * nearly wrote JSON). An entry may be a name or an object with a `name`. A name is matched
+ * exactly first, then ignoring case where that picks one tool. Anything else gives an empty
+ * list; it never throws.
+ *
+ * @param reply The model's answer, parsed or as text.
+ * @param catalog The connected servers and their tools.
+ * @param cap The most tools to keep.
+ * @default cap 12
+ */
+export function preselection(reply: unknown, catalog: readonly CatalogServer[], cap: number = DEFAULT_CAP): string[] {
+  const limit = capOf(cap);
+  let entries: unknown[] | undefined;
+  try {
+    entries = namesIn(reply);
+  } catch {
+    entries = undefined;
+  }
+  if (!entries || entries.length === 0) return [];
+  const exact = new Set<string>();
+  const folded = new Map<string, string | null>();
+  for (const server of serversOf(catalog)) {
+    if (!server || typeof server !== "object" || !Array.isArray(server.tools)) continue;
+    for (const tool of server.tools) {
+      if (!tool || typeof tool !== "object" || typeof tool.name !== "string" || tool.name === "") continue;
+      exact.add(tool.name);
+      const key = tool.name.toLowerCase();
+      const known = folded.get(key);
+      folded.set(key, known === undefined || known === tool.name ? tool.name : null);
+    }
+  }
+  const chosen: string[] = [];
+  for (const entry of entries) {
+    if (chosen.length >= limit) break;
+    const raw = typeof entry === "string" ? entry : entry && typeof entry === "object" ? (entry as { name?: unknown }).name : undefined;
+    if (typeof raw !== "string") continue;
+    const name = raw.trim();
+    const match = exact.has(name) ? name : folded.get(name.toLowerCase()) ?? undefined;
+    if (match && !chosen.includes(match)) chosen.push(match);
+  }
+  return chosen;
+}
+
+/** The options a preselection hands the structured side task that asks the model. */
+export interface PreselectAskOptions {
+  /** The side task's name, for notices: always `"preselection"`. */
+  name: string;
+  onNotice?: (message: string) => void;
+  signal?: AbortSignal;
+  temperature?: number;
+  maxTokens?: number;
+  reasoningEffort?: ReasoningEffort;
+  extraBody?: Record<string, unknown>;
+}
+
+/** A structured side task with askJson's arguments: answers the parsed JSON, or undefined when none came back. */
+export type PreselectAsk = (
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: string,
+  schema: JsonSchema,
+  options: PreselectAskOptions,
+) => Promise<unknown>;
+
+/** Options for {@link preselect}. */
+export interface PreselectOptions {
+  /**
+   * Match the request's words first and return their shortlist when it is confident, asking
+   * the model only otherwise; an object moves the confidence bar.
+   * @default false
+   */
+  keywords?: boolean | KeywordThresholds;
+  /**
+   * The most tools to return.
+   * @default 12
+   */
+  max?: number;
+  /** Told each problem that left the preselection empty, as a plain sentence. */
+  onNotice?: (message: string) => void;
+  /** Cancels the model's request. */
+  signal?: AbortSignal;
+  /** The model's sampling temperature, read as ask reads it. */
+  temperature?: number;
+  /**
+   * The reply ceiling in tokens; 0 sends none.
+   * @default 256
+   */
+  maxTokens?: number;
+  /** A reasoning effort level; absent or "off" sends the no-thinking hints, as ask does. */
+  reasoningEffort?: ReasoningEffort;
+  /** Fields merged into the model's request body, as ask merges them. */
+  extraBody?: Record<string, unknown>;
+  /** The structured side task that asks the model, with askJson's arguments. */
+  ask?: PreselectAsk;
+}
+
+function tell(onNotice: ((message: string) => void) | undefined, message: string): void {
+  try {
+    onNotice?.(message);
+  } catch {
+    // A listener that throws must not fail the run.
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === "string" && error ? error : "unknown error";
+}
+
+/** {@link preselect} on an explicit runtime state. @internal */
+export async function preselectIn(
+  state: RuntimeState,
+  config: Endpoint,
+  model: string,
+  catalog: readonly CatalogServer[],
+  request: string,
+  options: PreselectOptions = {},
+): Promise<string[]> {
+  const settings: PreselectOptions = options && typeof options === "object" ? options : {};
+  if (typeof model !== "string" || model.trim() === "") return [];
+  if (toolCount(catalog) === 0) return [];
+  const cap = capOf(settings.max);
+  if (settings.keywords) {
+    const thresholds = typeof settings.keywords === "object" ? settings.keywords : {};
+    const matched = preselectByKeywordsIn(state, catalog, typeof request === "string" ? request : "", { ...thresholds, max: cap });
+    if (matched.confident) return matched.tools;
+  }
+  const ask = settings.ask;
+  if (typeof ask !== "function") {
+    tell(settings.onNotice, "Tool preselection was skipped: no side task is available to ask the model.");
+    return [];
+  }
+  const askOptions: PreselectAskOptions = {
+    name: "preselection",
+    maxTokens: typeof settings.maxTokens === "number" ? settings.maxTokens : DEFAULT_MAX_TOKENS,
+  };
+  if (settings.onNotice) askOptions.onNotice = settings.onNotice;
+  if (settings.signal) askOptions.signal = settings.signal;
+  if (settings.temperature !== undefined) askOptions.temperature = settings.temperature;
+  if (settings.reasoningEffort !== undefined) askOptions.reasoningEffort = settings.reasoningEffort;
+  if (settings.extraBody !== undefined) askOptions.extraBody = settings.extraBody;
+  let reply: unknown;
+  try {
+    reply = await ask(
+      config,
+      model,
+      preselectSystem(catalog, cap),
+      preselectInput(catalog, request, cap),
+      structuredClone(PRESELECT_SCHEMA) as JsonSchema,
+      askOptions,
+    );
+  } catch (error) {
+    tell(settings.onNotice, `Tool preselection with ${model} failed (${describe(error)}); the run starts without a shortlist.`);
+    return [];
+  }
+  if (reply === undefined || reply === null) {
+    tell(settings.onNotice, `Tool preselection with ${model} got no readable answer; the run starts without a shortlist.`);
+    return [];
+  }
+  const names = namesIn(reply);
+  if (!names) {
+    tell(settings.onNotice, `Tool preselection with ${model} answered in an unexpected shape; the run starts without a shortlist.`);
+    return [];
+  }
+  const chosen = preselection(names, catalog, cap);
+  if (chosen.length === 0 && names.length > 0) {
+    tell(settings.onNotice, `Tool preselection with ${model} named no catalogued tool; the run starts without a shortlist.`);
+  }
+  return chosen;
+}
+
+/**
+ * Chooses a run's tools before it starts, by the request's words where they settle it and by a small model otherwise.
+ *
+ * With `keywords`, {@link preselectByKeywords} runs first and its shortlist is returned when it
+ * is confident; otherwise the model is asked through the structured side task with
+ * {@link preselectSystem}, {@link preselectInput} and {@link PRESELECT_SCHEMA}, and its answer
+ * read by {@link preselection}. An empty model means no preselection at all, words included,
+ * and gives an empty list. A failed request, an unreadable answer or a cancelled one gives an
+ * empty list and a notice: it never rejects.
+ *
+ * @param config The endpoint the small model is on.
+ * @param model The small model; empty turns preselection off.
+ * @param catalog The connected servers and their tools.
+ * @param request The request the tools are for.
+ * @param options Keywords first or not, the cap, and the side task's settings.
+ * @example
+ * const preselected = await preselect(config, config.toolSelectModel, catalog, prompt, {
+ *   keywords: true,
+ *   ask: askJson,
+ *   onNotice,
+ * });
+ */
+export function preselect(
+  config: Endpoint,
+  model: string,
+  catalog: readonly CatalogServer[],
+  request: string,
+  options: PreselectOptions = {},
+): Promise<string[]> {
+  return preselectIn(defaultState, config, model, catalog, request, options);
+}
