@@ -268,6 +268,10 @@ const MAX_ATTEMPTS = 16;
  * ```
  */
 export async function negotiate<T>(supports: EndpointCapabilities, send: NegotiateSend<T>, options: NegotiateOptions = {}): Promise<T> {
+  if (typeof supports !== "object" || supports === null) {
+    throw new TypeError("negotiate needs the endpoint's record from capabilitiesFor as its first argument.");
+  }
+  if (typeof send !== "function") throw new TypeError("negotiate needs a send callback as its second argument.");
   const produced = options.produced ?? { value: false };
   const name = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
   const droppable = Array.isArray(options.droppable) ? options.droppable.filter((field): field is string => typeof field === "string") : [];

@@ -121,6 +121,7 @@ export async function runTurnIn(
   build: BuildRequest,
   options: RunTurnOptions = {},
 ): Promise<Turn> {
+  if (typeof build !== "function") throw new TypeError("runTurn needs a build callback as its third argument.");
   const sleep = options.sleep ?? wait;
   const now = options.now ?? Date.now;
   const signal = options.signal;

@@ -6,6 +6,7 @@ import {
   NegotiationError,
   capabilitiesForIn,
   effortFor,
+  freshEndpointCapabilities,
   freshModelCapabilities,
   modelCapabilitiesForIn,
   negotiate,
@@ -590,5 +591,20 @@ describe("negotiate: reading refusals", () => {
     const { readRefusal } = await import("../src/internal/refusal.js");
     const reading = readRefusal({ error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." } });
     expect(reading.fields).toEqual(["max_tokens"]);
+  });
+});
+
+describe("negotiate: bad arguments", () => {
+  it("says what it needs rather than crashing on a missing record or callback", async () => {
+    await expect(negotiate(undefined as never, async () => "x")).rejects.toThrow(/capabilitiesFor/);
+    await expect(negotiate(freshEndpointCapabilities(), undefined as never)).rejects.toThrow(/send callback/);
+  });
+
+  it("works on an endpoint record a caller built by hand", async () => {
+    const supports = { strictSchemas: true, usageInStream: true } as EndpointCapabilities;
+    const seen = await negotiate(supports, async (_supports, _produced, model) => model, { model: "m" });
+    expect(seen).toMatchObject({ legacyTokenLimit: true });
+    expect(supports.models.get("m")).toBe(seen);
+    expect(Object.keys(supports)).toEqual(["strictSchemas", "usageInStream"]);
   });
 });
