@@ -85,6 +85,25 @@ describe("schema-compat fixtures", () => {
     expect(has((node) => node.type === "object" && node.properties === undefined)).toBe(true);
     expect(has((node) => node.description !== undefined && node.type === undefined && node.anyOf === undefined && node.$ref === undefined)).toBe(true);
     expect(has((node) => typeof node.maxLength === "number" || typeof node.minLength === "number")).toBe(true);
+    expect(has((node) => typeof node.pattern === "string")).toBe(true);
+  });
+
+  it("keeps the anchored patterns a real server sends, for both kinds of server", () => {
+    const radar = fixtures.filter((fixture) => fixture.server === "cloudflare-radar");
+    const patterns = (schema: unknown): string[] => {
+      const found: string[] = [];
+      collect(schema, (node) => {
+        if (typeof node.pattern === "string") found.push(node.pattern);
+        return false;
+      });
+      return found;
+    };
+    for (const { tool } of radar) {
+      const expected = patterns(tool.inputSchema);
+      expect(patterns(sanitizeSchema(tool.inputSchema))).toEqual(expected);
+      expect(patterns(relaxSchema(tool.inputSchema))).toEqual(expected);
+    }
+    expect(radar.flatMap(({ tool }) => patterns(tool.inputSchema)).length).toBeGreaterThan(5);
   });
 
   describe.each(fixtures)("$label", ({ tool }) => {
