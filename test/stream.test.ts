@@ -35,6 +35,8 @@ function chunk(delta: Record<string, unknown>, finish: string | null = null): Re
 interface Timed {
   server: Server;
   baseUrl: string;
+  /** How many client connections the server holds open. */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ async function timedServer(steps: Array<{ waitMs: number; write?: string; header
   return {
     server,
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    open: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);
@@ -540,6 +543,23 @@ describe("streamTurn", () => {
       const pending = streamTurn(client, body, { signal: controller.signal });
       setTimeout(() => controller.abort(reason), 30);
       await expect(pending).rejects.toBe(reason);
+    });
+
+    it("closes the connection it abandons", async () => {
+      const timed = await timedServer([{ waitMs: 0, headers: true, write: event(chunk({ content: "x" })) }, { waitMs: 60_000 }]);
+      const local = createState();
+      try {
+        const client = getClientIn(local, { baseUrl: timed.baseUrl });
+        const controller = new AbortController();
+        const pending = streamTurn(client, body, { signal: controller.signal, onOutput: () => controller.abort(new Error("stop")) });
+        await expect(pending).rejects.toThrow("stop");
+        const deadline = Date.now() + 2_000;
+        while (timed.open() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(timed.open()).toBe(0);
+      } finally {
+        clearState(local);
+        await timed.close();
+      }
     });
 
     it("sends nothing for a signal already aborted", async () => {
