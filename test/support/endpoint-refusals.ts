@@ -76,11 +76,13 @@ export interface FoundRefusal {
   detail: RefusalDetail;
 }
 
-const OPENAI_EFFORTS = ["minimal", "low", "medium", "high"];
-const UNBUILDABLE = ["not", "if", "then", "else", "dependentSchemas", "unevaluatedProperties"];
+const OPENAI_EFFORTS: readonly string[] = Object.freeze(["minimal", "low", "medium", "high"]);
+const UNBUILDABLE: readonly string[] = Object.freeze(["not", "if", "then", "else", "dependentSchemas", "unevaluatedProperties"]);
 
-/** Families that weigh the reply ceiling along with the prompt when checking the window. */
-const COUNTS_CEILING = new Set(["openai", "vllm", "openrouter"]);
+/** Whether a family weighs the reply ceiling along with the prompt when checking the window. */
+function countsCeiling(profile: Profile): boolean {
+  return profile.name === "openai" || profile.name === "vllm" || profile.name === "openrouter";
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -189,7 +191,7 @@ export function findRefusal(
     const last: unknown = body.messages[body.messages.length - 1];
     if (isRecord(last) && last.role === "assistant") return { kind: "prefill", detail: {} };
   }
-  const counted = sizes.promptTokens + (COUNTS_CEILING.has(profile.name) ? (ceiling ?? 0) : 0);
+  const counted = sizes.promptTokens + (countsCeiling(profile) ? (ceiling ?? 0) : 0);
   const overflows = profile.name === "llama.cpp" ? sizes.promptTokens >= sizes.window : counted > sizes.window;
   if (rules.contextOverflow && profile.name !== "ollama" && overflows) {
     return {

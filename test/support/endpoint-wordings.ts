@@ -10,9 +10,18 @@
 import type { ProfileName, RefusalDetail, RefusalKind, RefusalWording } from "./profiles.js";
 
 type Filled = RefusalDetail & { model: string };
+
+/** Freezes a value and everything reachable from it, so shared tables cannot be changed by a test. @internal */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value as Record<string, unknown>)) deepFreeze(inner);
+  }
+  return value;
+}
 type Table = Partial<Record<RefusalKind, RefusalWording>>;
 
-const OPENAI_EFFORTS = ["minimal", "low", "medium", "high"];
+const OPENAI_EFFORTS: readonly string[] = Object.freeze(["minimal", "low", "medium", "high"]);
 
 /** Quotes a list the way OpenAI's value refusals do: 'a', 'b', and 'c'. */
 export function quoteList(values: readonly string[]): string {
@@ -384,14 +393,14 @@ const openrouter: Table = {
 };
 
 /** Every family's own wordings; a kind missing here falls back to a shaped stand-in. */
-export const WORDINGS: Readonly<Record<ProfileName, Table>> = {
+export const WORDINGS: Readonly<Record<ProfileName, Table>> = deepFreeze({
   openai,
   "llama.cpp": llama,
   vllm,
   lmstudio,
   ollama,
   openrouter,
-};
+});
 
 /** One refusal as a real server sent it, for tests that must recognise every known wording. */
 export interface WordingSample {
@@ -411,7 +420,7 @@ export interface WordingSample {
  * Real refusals beyond the one each family answers with: other hosts, older releases, other
  * phrasings of the same refusal. A recogniser should read every one of these as its kind.
  */
-export const WORDING_SAMPLES: readonly WordingSample[] = [
+export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   {
     kind: "streamOptions",
     server: "Azure OpenAI",
@@ -661,4 +670,4 @@ export const WORDING_SAMPLES: readonly WordingSample[] = [
     body: llamaError(400, "Assistant response prefill is incompatible with enable_thinking.", "invalid_request_error"),
     source: "https://github.com/ggml-org/llama.cpp/issues/20861",
   },
-];
+]);

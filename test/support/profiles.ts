@@ -8,14 +8,14 @@
  * wording could be found the entry says so in `source` and is shaped like the family's other
  * errors, so a test can still exercise the path without pretending it is verbatim.
  */
-import { llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./endpoint-wordings.js";
+import { deepFreeze, llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./endpoint-wordings.js";
 
 
 /** The server families the loopback endpoint can imitate. */
 export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter";
 
 /** Every profile name, in a stable order, for tests that walk them all. */
-export const PROFILE_NAMES: readonly ProfileName[] = ["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"];
+export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"]);
 
 /**
  * The things a server or model may refuse that the specification names.
@@ -64,7 +64,7 @@ export type RefusalKind =
   | "prefill";
 
 /** Every refusal kind, in a stable order, for tests that walk them all. */
-export const REFUSAL_KINDS: readonly RefusalKind[] = [
+export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
   "streamOptions",
   "strict",
   "tools",
@@ -85,7 +85,7 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = [
   "loading",
   "overflowInStream",
   "prefill",
-];
+]);
 
 /**
  * What a refusal wording is filled in with; every field is optional and has a plausible default.
@@ -176,7 +176,7 @@ export interface Profile {
 const created = 1_700_000_000;
 
 /** The families, keyed by name. */
-export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
+export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
   openai: {
     name: "openai",
     listing: (models) => ({ object: "list", data: models }),
@@ -377,7 +377,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = {
     refusals: WORDINGS.openrouter,
     fallbackError: (status, message) => openrouterError(status, message),
   },
-};
+});
 
 /** Looks a profile up by name, failing clearly on an unknown one. */
 export function profileNamed(name: ProfileName): Profile {
