@@ -1,0 +1,538 @@
+/**
+ * @module side-task
+ * One-shot calls that help a run without being one: a short prompt, a short answer, no tools.
+ *
+ * {@link ask} returns the answer text, {@link askReply} the text with the finish reason, and
+ * {@link askJson} an answer held to a schema (JSON Schema or zod 4). {@link summariser} makes the
+ * function compaction folds a transcript with, and {@link taskCall} turns a task's settings from
+ * an agent document into the arguments these take. None of them rejects for a failure: a timeout,
+ * a refusal or an answer that cannot be read comes back as undefined (or an empty summary) with a
+ * notice saying why. The one exception is a stop: when the caller's signal aborts, the call
+ * rejects with the signal's reason, as every other call in this package does.
+ *
+ * Side tasks do not stream. They negotiate what the endpoint or the model refuses the way a turn
+ * does, rebuilding the body from the latches on every attempt, and they share those latches (and
+ * the pooled client) with the run, through the runtime state.
+ */
+
+import type { $ZodType, output } from "zod/v4/core";
+import { NO_KEY, normaliseBaseUrl, resolveApiKey } from "./client.js";
+import type { ContentPart, Endpoint, FinishReason, JsonSchema, Message, ReasoningEffort, ResolvedTask } from "./config.js";
+import { errorMessage } from "./errors.js";
+import { isGrammarError } from "./schema-compat.js";
+import { defaultState, type RuntimeState } from "./internal/state.js";
+import { checkWithZod, formatName, prepareSchema, readJson, responseFormatFor, schemaInstruction } from "./internal/side-task-json.js";
+import { SIDE_TASK_CEILINGS, SIDE_TASK_TEMPERATURE, sendSideTask, type SideTaskAnswer, type SideTaskRequest } from "./internal/side-task-request.js";
+import { renderTranscript, summaryPrompt, SUMMARY_INSTRUCTIONS } from "./internal/side-task-summary.js";
+
+/** The user turn of a side task: text, or content parts that may carry images. */
+export type SideTaskInput = string | ContentPart[];
+
+/** Options every side task takes. */
+export interface SideTaskOptions {
+  /** Told, in a sentence, why a side task came back empty and what negotiation latched. */
+  onNotice?: (message: string) => void;
+  /** Stops the call: it rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Sampling temperature, sent while the model lets it be chosen.
+   * @default 0.3
+   */
+  temperature?: number;
+  /**
+   * The reply ceiling; 0 sends none.
+   * @default 512 for ask, askReply and askJson; 1024 for the summariser
+   */
+  maxTokens?: number;
+  /**
+   * A reasoning effort level ("low", "high" …) sent as `reasoning_effort`; absent or "off" sends
+   * the no-thinking hints instead.
+   */
+  reasoningEffort?: ReasoningEffort;
+  /** Fields merged into the body after the temperature; the endpoint may refuse any of them by name, and it is then dropped. */
+  extraBody?: Record<string, unknown>;
+}
+
+/** Options of {@link askJson}. */
+export interface AskJsonOptions extends SideTaskOptions {
+  /**
+   * The schema's name in `response_format` (letters, digits, `_` and `-`; anything else becomes `_`).
+   * @default "answer"
+   */
+  name?: string;
+  /**
+   * Send the schema in OpenAI's strict mode: every property required (optional ones nullable) and
+   * no additional properties. Turn it off for a looser schema that should stay as written.
+   * @default true
+   */
+  strict?: boolean;
+}
+
+/** What {@link askReply} returns: the answer and whether it finished. */
+export interface SideTaskReply {
+  /** The answer, fenced reasoning taken out, trimmed. */
+  text: string;
+  /** The choice's finish reason as the server sent it ("length" for a cut-off reply); undefined where it sent none. */
+  finishReason: FinishReason | undefined;
+}
+
+/** A schema {@link askJson} holds an answer to: a JSON Schema, or a zod 4 schema. */
+export type SideTaskSchema = JsonSchema | $ZodType;
+
+/** Options of {@link summariser}. */
+export interface SummariserOptions extends SideTaskOptions {
+  /** The system prompt the summary is written under. @default a prompt asking for goals, decisions, facts and open work */
+  instructions?: string;
+  /**
+   * The most characters of one message the summary model is shown; a longer one keeps its start
+   * and end around a marker.
+   * @default 4000
+   */
+  maxMessageChars?: number;
+}
+
+/**
+ * The function compaction calls to write a summary: the messages folded and the earlier summary
+ * they continue.
+ */
+export type SideTaskSummariser = (messages: Message[], options: { previous?: string; signal?: AbortSignal }) => Promise<string>;
+
+/** Options of {@link taskCall}: the host's own defaults for a task that states none. */
+export type TaskCallOptions = AskJsonOptions & SummariserOptions & {
+  /** The model used when the task names none; the agent's endpoint model comes after it. */
+  model?: string;
+};
+
+/** What {@link taskCall} returns: the arguments a side task is called with. */
+export interface TaskCall<O extends TaskCallOptions = TaskCallOptions> {
+  /** The endpoint the side task is sent to, with the key it gets. */
+  endpoint: Endpoint;
+  /** The model the side task asks for. */
+  model: string;
+  /** The options to pass on: the host's, with what the task states laid over them. */
+  options: Omit<O, "model">;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The options object itself, or an empty one for anything that is not an object. */
+function settingsOf<T extends object>(options: T | undefined): Partial<T> {
+  return isRecord(options) ? options : {};
+}
+
+function tell(onNotice: unknown, message: string): void {
+  try {
+    if (typeof onNotice === "function") onNotice(message);
+  } catch {
+    // A notice sink that throws must not turn a side task into a failure.
+  }
+}
+
+function finite(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+/** A short name for the side task in notices. */
+function taskName(model: string): string {
+  return model ? `The side task on ${model}` : "The side task";
+}
+
+function validInput(input: unknown): input is SideTaskInput {
+  return typeof input === "string" || (Array.isArray(input) && input.every((part) => isRecord(part) && typeof part.type === "string"));
+}
+
+/** The request a side task sends, with the defaults applied. */
+function requestFor(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options: SideTaskOptions, ceiling: number): SideTaskRequest {
+  const messages: unknown[] = [];
+  if (typeof system === "string" && system.trim() !== "") messages.push({ role: "system", content: system });
+  messages.push({ role: "user", content: input });
+  return {
+    endpoint,
+    model: typeof model === "string" ? model : "",
+    messages,
+    temperature: finite(options.temperature) ?? SIDE_TASK_TEMPERATURE,
+    maxTokens: finite(options.maxTokens) ?? ceiling,
+    reasoningEffort: options.reasoningEffort,
+    extraBody: isRecord(options.extraBody) ? options.extraBody : undefined,
+    signal: options.signal,
+    onNotice: options.onNotice,
+  };
+}
+
+/**
+ * Runs a side task's request: a stop rejects with the signal's reason, any other failure is told
+ * to onNotice and answered undefined.
+ */
+async function guarded<T>(options: SideTaskOptions, model: string, work: () => Promise<T>): Promise<T | undefined> {
+  const signal = options.signal;
+  if (signal?.aborted) throw signal.reason;
+  try {
+    return await work();
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    tell(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
+    return undefined;
+  }
+}
+
+/**
+ * Asks for a reply and its finish reason, from `state`.
+ *
+ * @internal
+ */
+export async function askReplyIn(
+  state: RuntimeState,
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions = {},
+): Promise<SideTaskReply | undefined> {
+  const settings = settingsOf(options);
+  if (!validInput(input)) {
+    tell(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+    return undefined;
+  }
+  const answer = await guarded(settings, model, () => sendSideTask(state, requestFor(endpoint, model, system, input, settings, SIDE_TASK_CEILINGS.ask)));
+  return answer ? { text: answer.text, finishReason: answer.finishReason } : undefined;
+}
+
+/**
+ * Asks a model for a short reply and returns it with the finish reason the server sent, so a
+ * reply cut off at the ceiling can be told from one that finished.
+ *
+ * Takes the same arguments as {@link ask}. `finishReason` is "length" for a reply that ran into
+ * `maxTokens` and undefined where the server sent none; a cut-off reply is returned, not thrown,
+ * since whether it is still worth keeping is the caller's call. Undefined, with a notice, where
+ * the request failed; a stop rejects with the signal's reason.
+ *
+ * @param endpoint - Where to send it, with the key and request timeout.
+ * @param model - The model's name as the endpoint knows it.
+ * @param system - The system prompt; empty sends none.
+ * @param input - The user turn: a string, or content parts (an image goes as an `image_url` part).
+ * @param options - Notices, the stop signal, temperature, ceiling, reasoning effort and extraBody.
+ * @example
+ * ```ts
+ * const reply = await askReply(config, visionModel, "You are an OCR engine.", page);
+ * if (reply?.finishReason === FinishReason.Length) {
+ *   // cut off: retry with a higher ceiling, or keep what is there
+ * }
+ * ```
+ */
+export function askReply(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options?: SideTaskOptions): Promise<SideTaskReply | undefined> {
+  return askReplyIn(defaultState, endpoint, model, system, input, options);
+}
+
+/**
+ * Asks for a reply's text, from `state`.
+ *
+ * @internal
+ */
+export async function askIn(
+  state: RuntimeState,
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions = {},
+): Promise<string | undefined> {
+  return (await askReplyIn(state, endpoint, model, system, input, options))?.text;
+}
+
+/**
+ * Asks a model one short question and returns the answer text, or undefined where no answer came.
+ *
+ * The request does not stream and declares no tools. It is sent at temperature 0.3 with a ceiling
+ * of 512 tokens unless the options say otherwise (`maxTokens: 0` sends none), with the
+ * no-thinking hints unless a reasoning effort level is asked for, and with `extraBody` merged in
+ * last. What the endpoint or the model refuses is negotiated away and latched, as for a turn.
+ * Fenced reasoning is taken out of the answer. A timeout (the endpoint's `requestTimeoutSeconds`),
+ * a refusal or an unreachable server gives undefined and a notice; a stop rejects with the
+ * signal's reason. Use {@link askReply} to tell a cut-off answer from a finished one.
+ *
+ * @param endpoint - Where to send it, with the key and request timeout.
+ * @param model - The model's name as the endpoint knows it.
+ * @param system - The system prompt; empty sends none.
+ * @param input - The user turn: a string, or content parts (an image goes as an `image_url` part).
+ * @param options - Notices, the stop signal, temperature, ceiling, reasoning effort and extraBody.
+ * @example
+ * ```ts
+ * const title = await ask(config, small, "Name this chat in five words.", firstMessage, { onNotice });
+ * ```
+ */
+export function ask(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options?: SideTaskOptions): Promise<string | undefined> {
+  return askIn(defaultState, endpoint, model, system, input, options);
+}
+
+/**
+ * Asks for an answer held to a schema, from `state`.
+ *
+ * @internal
+ */
+export async function askJsonIn<T = unknown>(
+  state: RuntimeState,
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: SideTaskSchema,
+  options: AskJsonOptions = {},
+): Promise<T | undefined> {
+  const settings = settingsOf(options);
+  const prepared = prepareSchema(schema);
+  if ("problem" in prepared) {
+    tell(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
+    return undefined;
+  }
+  if (!validInput(input)) {
+    tell(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+    return undefined;
+  }
+  const name = formatName(settings.name);
+  const strict = settings.strict !== false;
+  const prompt = [typeof system === "string" ? system.trim() : "", schemaInstruction(prepared)].filter((part) => part !== "").join("\n\n");
+  const request: SideTaskRequest = {
+    ...requestFor(endpoint, model, prompt, input, settings, SIDE_TASK_CEILINGS.ask),
+    responseFormat: (supports) => responseFormatFor(prepared, name, strict, supports),
+  };
+  const answer = await guarded(settings, model, async (): Promise<SideTaskAnswer> => {
+    try {
+      return await sendSideTask(state, request);
+    } catch (error) {
+      if (settings.signal?.aborted || !isGrammarError(error)) throw error;
+      // Even the relaxed schema could not be compiled: this once, ask in words.
+      tell(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
+      return sendSideTask(state, { ...request, responseFormat: undefined });
+    }
+  });
+  if (!answer) return undefined;
+  const value = readJson(answer.text);
+  if (value === undefined) {
+    const why =
+      answer.finishReason === "length"
+        ? "its reply was cut off at the token ceiling before the JSON closed"
+        : answer.text === ""
+          ? "its reply was empty"
+          : "its reply held no JSON";
+    tell(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
+    return undefined;
+  }
+  if (prepared.zod) {
+    const checked = checkWithZod(prepared.zod, value);
+    if (!checked.ok) {
+      tell(settings.onNotice, `${taskName(model)} has no answer: its JSON does not match the schema (${checked.problem}).`);
+      return undefined;
+    }
+    return checked.value as T;
+  }
+  return value as T;
+}
+
+/**
+ * Asks a model for an answer with a shape and returns it parsed, or undefined where no usable
+ * JSON came back.
+ *
+ * The schema is sent as a `response_format` of type json_schema, which llama.cpp compiles into a
+ * grammar and vLLM, LM Studio, Ollama and OpenAI hold the reply to. It is normalised as a tool's
+ * parameters are: the strict rewrite marked `strict: true` by default, or the grammar-safe
+ * rewrite once the endpoint could not build a grammar from the strict one (or with
+ * `strict: false`). The schema also goes into the system prompt, and the reply is read with
+ * {@link parseJson} either way. A model that refuses `response_format` is latched off, per
+ * endpoint and model, and asked in words from then on; a schema the server calls invalid is not
+ * latched, and comes back as undefined with the server's words in the notice.
+ *
+ * A zod 4 schema is converted with zod's own `toJSONSchema` (its input side, since that is what the
+ * model writes) and the answer is checked and typed by it; null-valued properties, which strict
+ * mode sends for optional ones, are left out where that makes the answer pass. A JSON Schema's
+ * answer is returned as parsed, not checked. A reply cut off before its JSON closed is undefined.
+ * Defaults and failures are as {@link ask}'s.
+ *
+ * @param endpoint - Where to send it, with the key and request timeout.
+ * @param model - The model's name as the endpoint knows it.
+ * @param system - The system prompt; the schema is added after it.
+ * @param input - The user turn: a string, or content parts.
+ * @param schema - A JSON Schema, or a zod 4 schema.
+ * @param options - The schema's name, strict, and everything {@link ask} takes.
+ * @example
+ * ```ts
+ * const picked = await askJson<{ tools: string[] }>(config, small, system, request, PRESELECT_SCHEMA, {
+ *   name: "preselection",
+ *   onNotice,
+ * }); // undefined when no JSON came back
+ * ```
+ */
+export function askJson<S extends $ZodType>(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: S,
+  options?: AskJsonOptions,
+): Promise<output<S> | undefined>;
+export function askJson<T = unknown>(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: JsonSchema,
+  options?: AskJsonOptions,
+): Promise<T | undefined>;
+export function askJson(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: SideTaskSchema,
+  options?: AskJsonOptions,
+): Promise<unknown> {
+  return askJsonIn(defaultState, endpoint, model, system, input, schema, options);
+}
+
+/**
+ * Reads the JSON value in a model's reply, or undefined where there is none.
+ *
+ * Fenced reasoning (`<think>` and the rest of ALL_FENCES) is taken out first. The value may be
+ * the whole reply, sit in a ``` fence or in prose, and may carry the slips a local model makes:
+ * single quotes, `True`/`False`/`None`, bare keys, trailing commas, comments. A reply cut off
+ * before its JSON closed is undefined, and so is a value found inside a bracket the reply never
+ * closed, since that is a fragment of the answer. Never throws.
+ *
+ * @param text - The reply's text.
+ * @example
+ * ```ts
+ * parseJson("Sure! ```json\n{'tools': ['read_file',],}\n```"); // { tools: ["read_file"] }
+ * ```
+ */
+export function parseJson<T = unknown>(text: string): T | undefined {
+  try {
+    return readJson(text) as T | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes a summariser on `state`.
+ *
+ * @internal
+ */
+export function summariserIn(state: RuntimeState, endpoint: Endpoint, model: string, options: SummariserOptions = {}): SideTaskSummariser {
+  const settings = { ...settingsOf(options) };
+  return async (messages, call = {}) => {
+    const signals = [settings.signal, call?.signal].filter((signal): signal is AbortSignal => signal instanceof AbortSignal);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const transcript = renderTranscript(Array.isArray(messages) ? messages : [], finite(settings.maxMessageChars) ?? 4000);
+    if (transcript === "") return "";
+    const instructions = typeof settings.instructions === "string" && settings.instructions.trim() !== "" ? settings.instructions : SUMMARY_INSTRUCTIONS;
+    const previous = typeof call?.previous === "string" && call.previous.trim() !== "" ? call.previous : undefined;
+    const reply = await askReplyIn(state, endpoint, model, instructions, summaryPrompt(transcript, previous), {
+      ...settings,
+      ...(signal ? { signal } : {}),
+      maxTokens: finite(settings.maxTokens) ?? SIDE_TASK_CEILINGS.summariser,
+    });
+    if (!reply) return "";
+    if (reply.finishReason === "length" && reply.text !== "") {
+      tell(settings.onNotice, `${taskName(model)} wrote a summary that ran into its token ceiling; it is kept as it stands.`);
+    }
+    return reply.text;
+  };
+}
+
+/**
+ * Makes the function compaction writes its summaries with, asking `model` on `endpoint`.
+ *
+ * The function renders the folded messages as a plain transcript (each message cut to
+ * `maxMessageChars`, images named rather than sent, tool calls shown with their arguments), hands
+ * the earlier summary in for the new one to take in, and returns the summary text. It is a side
+ * task like {@link ask}, at a ceiling of 1024 tokens unless told otherwise. Where the request
+ * fails it returns "" with a notice, which compaction reads as no fold; a stop, by the factory's
+ * signal or the call's, rejects with the signal's reason.
+ *
+ * @param endpoint - Where to send it, with the key and request timeout.
+ * @param model - The model's name as the endpoint knows it.
+ * @param options - The prompt, the per-message cut, and everything {@link ask} takes.
+ * @example
+ * ```ts
+ * const fold = await runCompaction(messages, plan, summariser(config, small, { onNotice }));
+ * ```
+ */
+export function summariser(endpoint: Endpoint, model: string, options?: SummariserOptions): SideTaskSummariser {
+  return summariserIn(defaultState, endpoint, model, options);
+}
+
+function stated(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() !== "" ? value : undefined;
+}
+
+/** The fields of an endpoint a side task carries over: the server, its key and its timeouts. */
+function endpointFields(endpoint: Endpoint & { model?: string }, apiKey: string | undefined, headers: boolean): Endpoint {
+  const out: Endpoint = { baseUrl: endpoint.baseUrl };
+  if (apiKey !== undefined) out.apiKey = apiKey;
+  if (endpoint.requestTimeoutSeconds !== undefined) out.requestTimeoutSeconds = endpoint.requestTimeoutSeconds;
+  if (endpoint.firstTokenSeconds !== undefined) out.firstTokenSeconds = endpoint.firstTokenSeconds;
+  if (headers && endpoint.headers !== undefined) out.headers = endpoint.headers;
+  return out;
+}
+
+/**
+ * Turns a task's settings from an agent document into the endpoint, model and options a side task
+ * is called with.
+ *
+ * What the task states wins over the same field in `options`, which are the host's defaults for a
+ * task that states none; a field neither states is left out, so the side task's own default
+ * applies (0.3, and a ceiling of 512 for ask, 1024 for the summariser, 256 for preselect), never
+ * the agent's. `maxTokens: 0` is kept, and sends no ceiling. The task's extraBody is laid over the
+ * host's key by key; the agent's own model extraBody is never involved. The model is the task's,
+ * else `options.model`, else the endpoint's.
+ *
+ * `endpoint` is the agent's. A task on the same server (no baseUrl, or one that normalises to the
+ * agent's) gets the agent's spelling of the URL, headers and timeouts, and the agent's key unless
+ * it has its own, so the two share one latch record. A task on another server gets only a key of
+ * its own (as {@link resolveApiKey} decides; no key rather than the agent's), the agent's timeouts,
+ * and no headers. Throws a TypeError where there is neither an endpoint nor a task baseUrl.
+ *
+ * @param task - The task as resolution handed it back; undefined for a task the document does not configure.
+ * @param options - The host's defaults and the call's own options (signal, onNotice, name …).
+ * @param endpoint - The agent's endpoint, with its model.
+ * @example
+ * ```ts
+ * const title = taskCall(config.tasks.title, { signal, onNotice }, config);
+ * const name = await ask(title.endpoint, title.model, "Name this chat.", firstMessage, title.options);
+ * ```
+ */
+export function taskCall<O extends TaskCallOptions = TaskCallOptions>(
+  task: ResolvedTask | undefined,
+  options?: O,
+  endpoint?: Endpoint & { model?: string },
+): TaskCall<O> {
+  const own: Partial<ResolvedTask> = isRecord(task) ? task : {};
+  const { model: hostModel, ...host } = (isRecord(options) ? options : {}) as TaskCallOptions;
+  const merged: Record<string, unknown> = { ...host };
+  for (const field of ["maxTokens", "temperature", "reasoningEffort"] as const) {
+    if (stated(own[field])) merged[field] = own[field];
+  }
+  const extraBody = { ...(isRecord(host.extraBody) ? host.extraBody : {}), ...(isRecord(own.extraBody) ? own.extraBody : {}) };
+  if (Object.keys(extraBody).length > 0) merged.extraBody = extraBody;
+  else delete merged.extraBody;
+
+  const agent = isRecord(endpoint) && nonEmpty(endpoint.baseUrl) !== undefined ? endpoint : undefined;
+  const ownUrl = nonEmpty(own.baseUrl);
+  const ownKey = nonEmpty(own.apiKey);
+  let target: Endpoint;
+  if (agent && (ownUrl === undefined || normaliseBaseUrl(ownUrl) === normaliseBaseUrl(agent.baseUrl))) {
+    target = endpointFields(agent, ownKey ?? nonEmpty(agent.apiKey), true);
+  } else if (ownUrl !== undefined) {
+    const key = resolveApiKey({ baseUrl: ownUrl, apiKey: ownKey ?? "" }, { baseUrl: agent?.baseUrl ?? "" }, {});
+    target = endpointFields({ ...(agent ?? {}), baseUrl: ownUrl }, key === NO_KEY ? undefined : key, false);
+  } else {
+    throw new TypeError("taskCall needs the agent's endpoint, or a task that names its own baseUrl.");
+  }
+  const model = nonEmpty(own.model) ?? nonEmpty(hostModel) ?? nonEmpty(agent?.model) ?? "";
+  return { endpoint: target, model, options: merged as Omit<O, "model"> };
+}
