@@ -31,9 +31,7 @@ export type {
   RunEventKind,
   RunOutcome,
   RunTotals,
-  TurnContextShares,
   TurnMetrics,
-  UsageLedgerEntry,
 } from "./internal/event-types.js";
 export { runMetrics, type RunMetrics, type RunMetricsOptions } from "./internal/run-metrics.js";
 

@@ -21,11 +21,12 @@ import {
   type HookEventName,
   type HookOutcome,
   type HookRunner,
-} from "./internal/event-hook-runner.js";
+} from "./internal/hook-runner.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
+import { DEFAULT_CHARS_PER_TOKEN, estimateTokens } from "./tokens.js";
 
-export { HOOK_EVENTS, type HookEventName, type HookOutcome, type HookRunner } from "./internal/event-hook-runner.js";
-export { turnIndex, turnMessages, untrusted, type HookMessage, type UntrustedOptions } from "./internal/event-hook-text.js";
+export { HOOK_EVENTS, type HookEventName, type HookOutcome, type HookRunner } from "./internal/hook-runner.js";
+export { turnIndex, turnMessages, untrusted, type HookMessage, type UntrustedOptions } from "./internal/hook-text.js";
 
 /**
  * The token budget every injecting hook of one request shares by default.
@@ -60,8 +61,7 @@ export interface HookSettings {
 
 const HOOK_SETTINGS = defineSlot<HookSettings>("hooks", () => ({ contextTokens: HOOK_CONTEXT_TOKENS, preface: HOOK_PREFACE }));
 
-const CHARS_PER_TOKEN = 4;
-const estimate = (text: string) => Math.ceil(text.length / CHARS_PER_TOKEN);
+const estimate = (text: string) => estimateTokens(text);
 /** Escapes a hook name for the `source` attribute exactly as the MCP pool's contextBlocks does (&, " and <). */
 const attribute = (text: string) => text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
 
@@ -153,7 +153,7 @@ export function assembleContextIn(state: RuntimeState, outcomes: readonly HookOu
       continue;
     }
     if (size > cap) {
-      text = `${text.slice(0, Math.max(0, Math.floor(cap * CHARS_PER_TOKEN) - 1)).trimEnd()}…`;
+      text = `${text.slice(0, Math.max(0, Math.floor(cap * DEFAULT_CHARS_PER_TOKEN) - 1)).trimEnd()}…`;
       notes.push(`${named(hook)}'s context was cut from ${size} to ${estimate(text)} tokens to fit its budget.`);
     }
     const tokens = estimate(text);

@@ -91,5 +91,53 @@ export type {
 export { recordRequest, tokensBetween, estimateFrom, rebaseLedger, LedgerMismatch } from "./ledger.js";
 export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions } from "./ledger.js";
 
+// hooks
+export {
+  HOOK_CONTEXT_TOKENS,
+  HOOK_PREFACE,
+  HOOK_EVENTS,
+  gather,
+  notify,
+  consult,
+  assembleContext,
+  configureHooks,
+  resetHooks,
+  withContext,
+  UNTRUSTED_PREFACE,
+  untrusted,
+  turnMessages,
+  turnIndex,
+} from "./hooks.js";
+export type {
+  HookEventName,
+  HookOutcome,
+  HookRunner,
+  HookSettings,
+  GatherOptions,
+  Gathered,
+  NotifyOptions,
+  Consulted,
+  AssembledContext,
+  InjectedContext,
+  HookMessage,
+  UntrustedOptions,
+} from "./hooks.js";
+
+// events
+export { emit, watch, history, fold, endRun, configureEvents, resetEvents, runMetrics } from "./events.js";
+export type {
+  RunEvent,
+  RunEventInput,
+  RunEventKind,
+  RunOutcome,
+  RunTotals,
+  TurnMetrics,
+  CacheBreakReason,
+  RunMetrics,
+  RunMetricsOptions,
+  EventSettings,
+  ReplayOptions,
+} from "./events.js";
+
 // reset
 export { resetAll } from "./reset.js";

@@ -7,6 +7,8 @@
  * each other. `events` re-exports every name here.
  */
 
+import type { ContextBreakdown } from "../tokens.js";
+import type { LedgerEntry } from "../ledger.js";
 import type { FinishReason, TurnTimings, TurnUsage } from "../config.js";
 
 /**
@@ -17,19 +19,6 @@ import type { FinishReason, TurnTimings, TurnUsage } from "../config.js";
  */
 export type CacheBreakReason = "tools-changed" | "system-changed" | "history-rewritten" | "none-known";
 
-/** A request cut four ways, in tokens: the parts add up to `total`. */
-export interface TurnContextShares {
-  /** System and developer messages. */
-  system: number;
-  /** The declared tool schemas. */
-  tools: number;
-  /** Everything that is neither system, tools nor a tool result. */
-  history: number;
-  /** The tool messages. */
-  toolResults: number;
-  /** The whole prompt: the reported one where the endpoint said, the estimate otherwise. */
-  total: number;
-}
 
 /**
  * What one turn cost and how it went, as a usage event carries it.
@@ -52,7 +41,7 @@ export interface TurnMetrics extends TurnUsage {
   /** Why the cache broke, where it did. */
   cacheBreakReason?: CacheBreakReason;
   /** The request's prompt cut into system, tools, history and tool results. */
-  context?: TurnContextShares;
+  context?: ContextBreakdown;
   /** llama.cpp's timings for the turn, where the server sent them. */
   timings?: TurnTimings;
   /** Milliseconds from the request to the first chunk that carried something. */
@@ -69,12 +58,6 @@ export interface RunTotals {
   cached: number;
 }
 
-/** One entry of the token ledger: the index of a request's last message, its reported prompt and its epoch. */
-export interface UsageLedgerEntry {
-  through: number;
-  prompt: number;
-  epoch: number;
-}
 
 /** How a run ended, as its `done` event says. */
 export type RunOutcome = "answered" | "failed" | "stopped";
@@ -95,7 +78,7 @@ export type RunEventInput =
   /** A tool answered; `content` is a preview of what the model reads. */
   | { kind: "tool-result"; id: string; name: string; ok: boolean; content: string; durationMs?: number }
   /** A turn ended: the run's totals so far, that turn's own metrics, and the ledger where one is kept. */
-  | { kind: "usage"; totals: RunTotals; turn: TurnMetrics; ledger?: readonly UsageLedgerEntry[] }
+  | { kind: "usage"; totals: RunTotals; turn: TurnMetrics; ledger?: readonly LedgerEntry[] }
   /** A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap. */
   | { kind: "notice"; text: string; dropped?: number }
   /** Something went wrong; the run may or may not go on. */

@@ -1,5 +1,5 @@
 /**
- * @module internal/event-hook-text
+ * @module internal/hook-text
  * Text that hooks and prompts handle: the untrusted fence, and a transcript as a hook reads it.
  *
  * `hooks` re-exports every public name here.

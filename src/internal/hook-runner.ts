@@ -1,5 +1,5 @@
 /**
- * @module internal/event-hook-runner
+ * @module internal/hook-runner
  * The hook shapes, and the one place a caller's hook runner is called: whatever it throws,
  * rejects with or answers becomes outcomes and notes, and a signal ends the wait.
  *
