@@ -35,6 +35,7 @@ export type { TurnSpec, ToolCallSpec } from "./endpoint-turns.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./profiles.js";
 export { WORDING_SAMPLES, type WordingSample } from "./endpoint-wordings.js";
 export {
+  countChars4,
   createPromptCounter,
   renderMessage,
   renderPieces,
