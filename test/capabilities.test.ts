@@ -389,6 +389,27 @@ describe("negotiate: endpoint-level latches", () => {
   }
 });
 
+describe("negotiate: isolation", () => {
+  it("latches two keys on one base URL separately over the wire", async () => {
+    await withEndpoint({ profile: "openai" }, async (context) => {
+      const asKey = async (apiKey: string) => {
+        const supports = capabilitiesForIn(context.state, context.server.baseUrl, apiKey);
+        const client = getClientIn(context.state, { baseUrl: context.server.baseUrl, apiKey });
+        return negotiate(supports, (current, produced, model) => streamTurn(client, bodyFor({ model: M }, current, model) as never, { produced }), { model: M });
+      };
+      const refused = STREAM_OPTIONS_WORDINGS[0] as { status: number; body: unknown };
+      context.server.script({ kind: "error", status: refused.status, body: refused.body }, turn({ content: "a" }), turn({ content: "b" }));
+      await asKey("key-a");
+      await asKey("key-b");
+      const bodies = context.server.chatBodies();
+      expect(bodies).toHaveLength(3);
+      expect(bodies[1]).not.toHaveProperty("stream_options");
+      expect(bodies[2]).toHaveProperty("stream_options");
+      expect(context.server.chatRequests()[2]?.headers.authorization).toBe("Bearer key-b");
+    });
+  });
+});
+
 describe("negotiate: the reasoning effort", () => {
   const bare = (value: string) => ({
     kind: "error" as const,
