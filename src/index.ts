@@ -42,6 +42,9 @@ export type { TokenOptions, RequestLike, ContextBreakdown, ContextTokenOptions }
 export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./retry.js";
 export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./retry.js";
 
+// schema-compat
+export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema } from "./schema-compat.js";
+
 // thinking
 export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./thinking.js";
 export type { Fence, FenceSplitterOptions, SplitResult } from "./thinking.js";
@@ -60,6 +63,14 @@ export type {
 
 // errors
 export { errorMessage } from "./errors.js";
+
+// client
+export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, servedWindow, contextLimitFor } from "./client.js";
+export type { ListedModel, WindowLookupOptions } from "./client.js";
+
+// stream
+export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./stream.js";
+export type { Produced, StreamBody, StreamTurnOptions } from "./stream.js";
 
 // compaction
 export {
