@@ -18,7 +18,7 @@
 
 import type { CatalogServer } from "./catalog.js";
 import type { Endpoint, JsonSchema, ReasoningEffort } from "./config.js";
-import { indexTools, rankTools, type KeywordIndex, type ScoredTool } from "./internal/keyword-index.js";
+import { indexTools, rankTools, type KeywordIndex } from "./internal/keyword-index.js";
 import { findJson, parseLooseJson } from "./internal/json-repair.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 
@@ -35,14 +35,14 @@ const DEFAULT_MAX_TOKENS = 256;
 const DESCRIPTION_CHARACTERS = 240;
 
 /**
- * The lowest top score {@link preselectByKeywords} calls confident, in units of one word found in
- * a single tool of the catalogue.
+ * The lowest score the top tool must earn from its own words for {@link preselectByKeywords} to
+ * call the ranking confident, in units of one word found in a single tool of the catalogue.
  */
-export const KEYWORD_MIN_SCORE = 1.8;
+export const KEYWORD_MIN_SCORE = 1.4;
 
 /**
- * The most the best tool the cap left out may score, as a share of the best tool kept, for
- * {@link preselectByKeywords} to call the ranking confident.
+ * The most the best tool the cap left out may score from its own words, as a share of the top
+ * tool's, for {@link preselectByKeywords} to call the ranking confident.
  */
 export const KEYWORD_DROPOFF = 0.3;
 
@@ -71,12 +71,12 @@ function deepFreeze<T>(value: T): T {
 /** Where keyword preselection draws its line; each absent field takes its default. */
 export interface KeywordThresholds {
   /**
-   * The lowest top score called confident, in units of one word found in a single tool.
-   * @default 1.8
+   * The lowest score the top tool must earn from its own words, in units of one word found in a single tool.
+   * @default 1.4
    */
   minScore?: number;
   /**
-   * The most the best tool left out by the cap may score, as a share of the best tool kept.
+   * The most the best tool left out by the cap may score from its own words, as a share of the top tool's.
    * @default 0.3
    */
   dropoff?: number;
@@ -97,7 +97,7 @@ export interface KeywordScore {
   name: string;
   /** The name of the server that lists it. */
   server: string;
-  /** Its score, in units of one word found in a single tool of the catalogue. */
+  /** Its ranking score, its server's share included, in units of one word found in a single tool of the catalogue. */
   score: number;
 }
 
@@ -176,13 +176,14 @@ export function preselectByKeywordsIn(
   const tools: string[] = [];
   const scores: KeywordScore[] = [];
   const seen = new Set<string>();
-  let leftOut: ScoredTool | undefined;
+  // The best score, from its own words, of any tool the cap left out.
+  let leftOut = 0;
   for (const entry of ranked) {
     const tool = index.tools[entry.position]!;
     if (seen.has(tool.name)) continue;
     if (tools.length >= cap) {
-      leftOut = entry;
-      break;
+      if (entry.own > leftOut) leftOut = entry.own;
+      continue;
     }
     seen.add(tool.name);
     tools.push(tool.name);
@@ -192,9 +193,8 @@ export function preselectByKeywordsIn(
   let confident = false;
   if (top && unit > 0) {
     const distinctive = top.bestIdf >= unit / 2;
-    const best = top.score / unit;
-    const below = (leftOut?.score ?? 0) / unit;
-    confident = distinctive && best >= minScore && below <= dropoff * best;
+    const best = top.own / unit;
+    confident = distinctive && best >= minScore && leftOut / unit <= dropoff * best;
   }
   return { tools, confident, scores };
 }
@@ -210,9 +210,10 @@ export function preselectByKeywordsIn(
  * in units of one word found in a single tool of the catalogue, so the thresholds mean the same
  * on twenty tools as on five thousand.
  *
- * `confident` needs three things: the top tool matched a word that few tools share, it scored at
- * least `minScore`, and the best tool the cap left out scores at most `dropoff` times the top
- * one. A request that matches nothing is not confident. The catalogue's index is built on the
+ * `confident` needs three things, each read from the tools' own words without their server's
+ * share: the top tool matched a word that few tools share, it scored at least `minScore`, and the
+ * best tool the cap left out scores at most `dropoff` times the top one. A request that matches
+ * nothing is not confident. The catalogue's index is built on the
  * first call and reused while the same array is passed. Never throws; a catalogue or request
  * that is not what it should be ranks nothing.
  *

@@ -76,6 +76,8 @@ export interface Posting {
 export interface ScoredTool {
   readonly position: number;
   readonly score: number;
+  /** Its score from its own words alone, before its server's share. */
+  readonly own: number;
   /** The highest inverse document frequency among the terms it matched. */
   readonly bestIdf: number;
 }
@@ -258,12 +260,12 @@ export function rankTools(index: KeywordIndex, request: string): ScoredTool[] {
       if (top[group]! <= 0) continue;
       for (const position of index.groups[group]!) {
         const own = scores[position]!;
-        ranked.push({ position, score: own + boost * top[group]!, bestIdf: best[position]! });
+        ranked.push({ position, score: own + boost * top[group]!, own, bestIdf: best[position]! });
       }
     }
   } else {
     for (const position of touched) {
-      if (scores[position]! > 0) ranked.push({ position, score: scores[position]!, bestIdf: best[position]! });
+      if (scores[position]! > 0) ranked.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
     }
   }
   ranked.sort((a, b) => b.score - a.score || a.position - b.position);
