@@ -284,3 +284,238 @@ describe("tool order", () => {
     });
   });
 });
+
+describe("on-demand loading", () => {
+  it("declares load_tools and what is loaded, with the catalogue on the system prompt, the same text every step", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: ["read_file", "fetch"] }]), calls(["read_file", { path: "a" }]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, system: "You tidy notes.", tools: catalogTools, catalog });
+      const bodies = server.chatBodies();
+      expect(bodies.map(toolNames)).toEqual([["load_tools"], ["fetch", "load_tools", "read_file"], ["fetch", "load_tools", "read_file"]]);
+      const systems = bodies.map(systemOf);
+      expect(new Set(systems).size).toBe(1);
+      expect(systems[0]).toMatch(/^You tidy notes\.\n\n/);
+      expect(systems[0]).toContain("- read_file: Read a file");
+      expect(systems[0]).not.toContain("loaded");
+      expect(result.loaded).toEqual(["fetch", "read_file"]);
+      expect(result.metrics.toolsLoaded).toBe(2);
+    });
+  });
+
+  it("tells a model that loads a tool twice that it already has it", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: ["fetch"] }]), calls(["load_tools", { names: ["fetch", "nope"] }]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog });
+      expect(result.messages[4]!.content).toContain("You already have fetch");
+      expect(result.messages[4]!.content).toContain("Not in the catalogue: nope.");
+      expect(result.metrics.redundantLoads).toBe(1);
+      expect(result.metrics.unknownToolNames).toEqual(["nope"]);
+    });
+  });
+
+  it("loads and runs a catalogued tool called without loading it first", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["search", { q: "x" }]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog });
+      expect(result.toolCalls[0]).toMatchObject({ name: "search", ok: true });
+      expect(toolNames(server.chatBodies()[1]!)).toEqual(["load_tools", "search"]);
+    });
+  });
+
+  it("refuses a name that is in no catalogue", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["rm_rf", {}]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, dispatch: () => expect.fail("dispatched") });
+      expect(result.toolCalls[0]).toMatchObject({ ok: false });
+      expect(result.messages[2]!.content).toContain('no tool named "rm_rf"');
+    });
+  });
+
+  it("carries the loaded option in, held to what the catalogue has", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, loaded: ["fetch", "gone"] });
+      expect(toolNames(server.chatBodies()[0]!)).toEqual(["fetch", "load_tools"]);
+      expect(result.loaded).toEqual(["fetch"]);
+    });
+  });
+});
+
+describe("a preselection", () => {
+  it("shapes the first step alone by default: those tools, no catalogue, no load_tools", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      server.script(calls(["read_file", {}]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, system: "Sys.", tools: catalogTools, catalog, preselected: ["read_file", "unknown_tool", "write_file"] });
+      const [first, second] = server.chatBodies();
+      expect(toolNames(first!)).toEqual(["read_file", "write_file"]);
+      expect(systemOf(first!)).toBe("Sys.");
+      // The catalogue and load_tools are back; the shortlisted tool the model called is loaded.
+      expect(toolNames(second!)).toEqual(["load_tools", "read_file"]);
+      expect(systemOf(second!)).toContain("- fetch: Fetch a page");
+      expect(result.preselected).toEqual(["read_file", "write_file"]);
+      const firstNotice = events.findIndex((event) => event.kind === "notice" && event.text.includes("read_file, write_file"));
+      expect(firstNotice).toBeGreaterThanOrEqual(0);
+      expect(firstNotice).toBeLessThan(events.findIndex((event) => event.kind === "usage"));
+    });
+  });
+
+  it("routed append is loaded like a load, after what was carried, the first step sent like every other", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["read_file", {}]), answer());
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        tools: catalogTools,
+        catalog,
+        loaded: ["fetch", "read_file"],
+        preselected: ["read_file", "write_file"],
+        preselectRouting: "append",
+        toolOrder: false,
+      });
+      const [first, second] = server.chatBodies();
+      expect(toolNames(first!)).toEqual(["load_tools", "fetch", "read_file", "write_file"]);
+      expect(toolNames(second!)).toEqual(toolNames(first!));
+      expect(systemOf(first!)).toBe(systemOf(second!));
+      expect(result.preselected).toEqual(["read_file", "write_file"]);
+    });
+  });
+
+  it("comes from an injected preselect function with preselect: true", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(answer());
+      const asked: string[] = [];
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "small" },
+        tools: catalogTools,
+        catalog,
+        preselect: true,
+        sideTasks: {
+          preselect: ({ model, prompt, catalog: offered }) => {
+            asked.push(`${model}:${prompt}:${offered.length}`);
+            return ["fetch"];
+          },
+        },
+      });
+      expect(asked).toEqual([`small:${question[0]!.content}:2`]);
+      expect(result.preselected).toEqual(["fetch"]);
+      expect(toolNames(server.chatBodies()[0]!)).toEqual(["fetch"]);
+    });
+  });
+
+  it("is not asked for with an empty toolSelectModel, and a failing preselect is a notice", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      server.script(answer(), answer());
+      let calledWith = 0;
+      const preselect = () => {
+        calledWith += 1;
+        throw new Error("small model down");
+      };
+      const none = await run({ config: { ...config, toolSelectModel: "" }, tools: catalogTools, preselect: true, sideTasks: { preselect } });
+      expect(calledWith).toBe(0);
+      expect(none.preselected).toEqual([]);
+      const failed = await run({ config: { ...config, toolSelectModel: "small" }, tools: catalogTools, preselect: true, sideTasks: { preselect } });
+      expect(failed.preselected).toEqual([]);
+      expect(events.some((event) => event.kind === "notice" && event.text.includes("small model down"))).toBe(true);
+    });
+  });
+});
+
+describe("proxied loading", () => {
+  it("declares PROXY_TOOLS on every step and answers a load with each new tool as a line of JSON", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      const dispatched: string[] = [];
+      server.script(
+        calls(["load_tools", { names: ["read_file"] }]),
+        calls(["call_tool", { name: "read_file", arguments: { path: "a" } }, "c1"], ["call_tool", { name: "read_file", arguments: '{"path": "b"}' }, "c2"]),
+        calls(["load_tools", { names: ["read_file"] }]),
+        answer(),
+      );
+      const result = await run({
+        config: { ...config, toolDiscovery: "proxy" },
+        tools: catalogTools,
+        catalog,
+        dispatch: ({ id, name, args }) => dispatched.push(`${id}:${name}:${JSON.stringify(args)}`),
+      });
+      for (const body of server.chatBodies()) expect(toolNames(body)).toEqual(["call_tool", "load_tools"]);
+      expect(new Set(server.chatBodies().map(systemOf)).size).toBe(1);
+      expect(JSON.parse((result.messages[2]!.content as string).split("\n")[0]!)).toMatchObject({ name: "read_file", parameters: { type: "object" } });
+      expect(dispatched).toEqual(['c1:read_file:{"path":"a"}', 'c2:read_file:{"path":"b"}']);
+      expect(result.messages[3]).toMatchObject({ tool_calls: [{ function: { name: "call_tool" } }, { function: { name: "call_tool" } }] });
+      expect(result.messages[7]!.content).toContain("read_file: already loaded");
+      expect(result.used).toEqual(["read_file"]);
+      expect(result.loaded).toEqual([]);
+    });
+  });
+
+  it("refuses a call_tool for a name outside the catalogue", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["call_tool", { name: "rm_rf" }]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "proxy" }, tools: catalogTools, catalog, dispatch: () => expect.fail("dispatched") });
+      expect(result.messages[2]!.content).toContain("not a tool in the catalogue");
+      expect(result.metrics.unknownToolNames).toEqual(["rm_rf"]);
+    });
+  });
+
+  it("writes a preselection into the transcript as a load_tools exchange, numbered by where it lands", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      const told: string[] = [];
+      const heard: Message[] = [];
+      server.script(answer());
+      const history: Message[] = [{ role: "user", content: "Earlier." }, { role: "assistant", content: "Yes." }, ...question];
+      const result = await run({
+        config: { ...config, toolDiscovery: "proxy" },
+        messages: history,
+        tools: catalogTools,
+        catalog,
+        preselected: ["fetch", "not_there"],
+        loaded: ["read_file"],
+        onToolCall: (request) => told.push(request.name),
+        onMessage: (message) => {
+          heard.push(message);
+        },
+      });
+      const [call, answerMessage] = result.messages.slice(3, 5);
+      expect(call).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_preselected_3", function: { name: "load_tools", arguments: '{"names":["fetch"]}' } }] });
+      expect(answerMessage).toMatchObject({ role: "tool", tool_call_id: "call_preselected_3" });
+      expect(JSON.parse((answerMessage!.content as string).split("\n")[0]!).name).toBe("fetch");
+      expect(heard.slice(0, 2)).toEqual([call, answerMessage]);
+      expect(told).toEqual(["load_tools"]);
+      expect(result.toolCalls[0]).toMatchObject({ id: "call_preselected_3", name: "load_tools" });
+      expect(result.metrics.toolsLoaded).toBe(1);
+      expect(result.loaded).toEqual([]);
+      expect(events.filter((event) => event.kind === "tool-call")).toHaveLength(1);
+      expect(toolNames(server.chatBodies()[0]!)).toEqual(["call_tool", "load_tools"]);
+      expect(validateTranscript(result.messages)).toEqual([]);
+    });
+  });
+
+  it("writes no exchange when no preselected name is left", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(answer());
+      const result = await run({ config: { ...config, toolDiscovery: "proxy" }, tools: catalogTools, catalog, preselected: ["not_there"] });
+      expect(result.messages).toHaveLength(2);
+      expect(result.preselected).toEqual([]);
+    });
+  });
+});
+
+describe("call_tool", () => {
+  it("is honoured in on-demand mode, unless the host has a tool of that name", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      const made: string[] = [];
+      server.script(calls(["call_tool", { name: "fetch", arguments: {} }]), answer());
+      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, dispatch: ({ name }) => made.push(name) });
+      server.script(calls(["call_tool", { name: "fetch" }]), answer());
+      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: [...catalogTools, tool("call_tool")], catalog, dispatch: ({ name }) => made.push(name) });
+      expect(made).toEqual(["fetch", "call_tool"]);
+    });
+  });
+
+  it("is an unknown tool in eager mode", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(calls(["call_tool", { name: "fetch" }]), answer());
+      const result = await run({ tools: catalogTools, dispatch: () => expect.fail("dispatched") });
+      expect(result.toolCalls[0]!.ok).toBe(false);
+      expect(result.messages[2]!.content).toContain("The tools are: read_file");
+    });
+  });
+});
