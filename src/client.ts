@@ -184,7 +184,7 @@ const LOOKUP_BOUND_MS = 10_000;
 const LISTING_WINDOW_KEYS = ["context_length", "max_context_window", "max_model_len", "context_window", "n_ctx"] as const;
 
 /** Statuses that say a route does not exist on this server at all. */
-const ROUTE_MISSING = new Set([404, 405, 501]);
+const ROUTE_MISSING: ReadonlySet<number> = new Set([404, 405, 501]);
 
 /** One entry of a `/v1/models` listing: an id and whatever the server adds. */
 export type ListedModel = { id: string } & Record<string, unknown>;

@@ -13,7 +13,7 @@ import type OpenAI from "openai";
 import type { Turn, TurnTimings, TurnUsage } from "./config.js";
 import { modelCapabilitiesOf, type EndpointCapabilities } from "./capabilities.js";
 import { describeError } from "./internal/error-body.js";
-import { readsAsOverflow } from "./internal/refusal.js";
+import { isOverflow } from "./retry.js";
 import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
 
 /** Options for {@link continueTurn}. */
@@ -198,7 +198,7 @@ export async function continueTurn(
         return current;
       }
       const status = describeError(error).status;
-      if ((status === 400 || status === 422) && !readsAsOverflow(error)) {
+      if ((status === 400 || status === 422) && !isOverflow(error)) {
         record.assistantPrefill = false;
         notify(options.onNotice, `Model ${name} refused to continue a cut-off answer (${status}); the answer so far is kept, and no continuation is tried for this model again.`);
       } else {

@@ -72,6 +72,30 @@ export type { ListedModel, WindowLookupOptions } from "./client.js";
 export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./stream.js";
 export type { Produced, StreamBody, StreamTurnOptions } from "./stream.js";
 
+// capabilities
+export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./capabilities.js";
+export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend } from "./capabilities.js";
+
+// request-body
+export { buildBody, orderTools } from "./request-body.js";
+export type { ToolOrder, RequestBody } from "./request-body.js";
+
+// calibration
+export { calibrate, charsPerTokenFor } from "./calibration.js";
+export type { CalibrateOptions, CalibrationTarget } from "./calibration.js";
+
+// continuation
+export { continueTurn, isContinuable } from "./continuation.js";
+export type { ContinueTurnOptions } from "./continuation.js";
+
+// snapshot
+export { exportCapabilities, importCapabilities, CAPABILITIES_SNAPSHOT_VERSION } from "./snapshot.js";
+export type { CapabilitiesSnapshot, EndpointSnapshot, ModelSnapshot, ImportCapabilitiesResult } from "./snapshot.js";
+
+// run-turn
+export { runTurn } from "./run-turn.js";
+export type { RunTurnOptions, BuildRequest } from "./run-turn.js";
+
 // compaction
 export {
   pruneToolResults,

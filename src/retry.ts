@@ -121,6 +121,10 @@ const OVERFLOW_WORDS: RegExp[] = [
   /n_ctx/i,
   /tokens? (?:exceed|exceeds) (?:the )?(?:limit|context)/i,
   /context overflow/i,
+  // LM Studio: "Trying to keep the first N tokens when context the overflows. However, the model
+  // is loaded with context length of only M tokens, which is not enough."
+  /when context the overflows/i,
+  /loaded with (?:a )?context length of only/i,
 ];
 
 const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD)\b|rate[_ ]?limit/i;

@@ -15,8 +15,7 @@ import { calibrateIn, charsPerTokenForIn } from "./calibration.js";
 import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
 import { describeError } from "./internal/error-body.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
-import { readsAsOverflow } from "./internal/refusal.js";
-import { backoffMs, ContextOverflow, isModelLoading, isTransient } from "./retry.js";
+import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "./retry.js";
 import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
 import { messageChars, requestTokens } from "./tokens.js";
 
@@ -182,7 +181,7 @@ export async function runTurnIn(
     } catch (error) {
       if (signal?.aborted) throw error;
       if (ContextOverflow.is(error)) throw error;
-      if (readsAsOverflow(error)) {
+      if (isOverflow(error)) {
         throw new ContextOverflow({
           source: "endpoint",
           endpointMessage: shortMessage(error),

@@ -35,6 +35,12 @@ describe("isOverflow", () => {
         error: { code: 400, message: "the request exceeds the available context size, try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 9000, n_ctx: 8192 },
       }),
     ],
+    [
+      "LM Studio's overflow (https://github.com/dyad-sh/dyad/issues/925)",
+      apiError(400, {
+        error: "Trying to keep the first 14538 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input",
+      }),
+    ],
     ["an overflow inside a 200 stream", { error: { message: "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens." } }],
   ];
   for (const [label, error] of overflows) {

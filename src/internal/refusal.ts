@@ -140,21 +140,6 @@ export function readRefusal(error: unknown): RefusalReading {
   };
 }
 
-/**
- * Overflow wordings `isOverflow` does not know yet: LM Studio's "Trying to keep the first N tokens
- * when context the overflows. However, the model is loaded with context length of only M tokens"
- * (https://github.com/dyad-sh/dyad/issues/925).
- */
-const MORE_OVERFLOW_WORDS = /when context the overflows|loaded with (?:a )?context length of only/i;
-
-/** Whether a failure is the endpoint refusing the request as too long for the window, in any known wording. */
-export function readsAsOverflow(error: unknown): boolean {
-  if (isOverflow(error)) return true;
-  const description = describeError(error);
-  if (description.status === 429) return false;
-  return MORE_OVERFLOW_WORDS.test(description.message);
-}
-
 /** The reasoning efforts negotiate may step through, cheapest first; a refused rung is answered with the next one up. */
 export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal", "low", "medium", "high"]);
 
@@ -258,7 +243,7 @@ export function decideRefusal(
   droppable: readonly string[],
   sent: Record<string, unknown> | undefined,
 ): Decision {
-  if (readsAsOverflow(error) || isModelLoading(error)) return PASS;
+  if (isOverflow(error) || isModelLoading(error)) return PASS;
   if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return PASS;
   const reading = readRefusal(error);
   const status = reading.description.status;

@@ -65,9 +65,9 @@ export const GRAMMAR_FORMATS: ReadonlySet<string> = new Set([
 ]);
 
 /** Characters llama.cpp's converter unescapes when they follow a backslash outside a class. */
-const UNESCAPED_BY_CONVERTER = new Set(["^", "$", ".", "[", "]", "(", ")", "|", "{", "}", "*", "+", "?"]);
+const UNESCAPED_BY_CONVERTER: ReadonlySet<string> = new Set(["^", "$", ".", "[", "]", "(", ")", "|", "{", "}", "*", "+", "?"]);
 /** Escapes llama.cpp's GBNF parser reads (`parse_char`). */
-const GRAMMAR_ESCAPES = new Set(["t", "r", "n", "\\", '"', "[", "]"]);
+const GRAMMAR_ESCAPES: ReadonlySet<string> = new Set(["t", "r", "n", "\\", '"', "[", "]"]);
 const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
 
 function readEscape(text: string, index: number, inClass: boolean): number {

@@ -70,7 +70,7 @@ interface StrictContext {
   budget: number;
 }
 
-const META_KEYS = new Set(["$schema", "$id", "$comment", "$anchor", "$defs", "definitions"]);
+const META_KEYS: ReadonlySet<string> = new Set(["$schema", "$id", "$comment", "$anchor", "$defs", "definitions"]);
 
 /** The unconstrained value strict mode can express: any scalar. */
 function anyValue(): JsonObject {

@@ -119,7 +119,7 @@ const SERVER_FIELDS: Record<string, Field> = {
   headers: { kind: "stringMap" },
 };
 
-const TOP_LEVEL = new Set(["spec", "name", "description", "requires", "model", "prompt", "tools", "hooks", "tasks", "bundle"]);
+const TOP_LEVEL: ReadonlySet<string> = new Set(["spec", "name", "description", "requires", "model", "prompt", "tools", "hooks", "tasks", "bundle"]);
 
 class Reader {
   readonly errors: string[] = [];

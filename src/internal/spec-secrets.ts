@@ -42,7 +42,7 @@ const SCHEME_WORD = /^(?:bearer|basic|token)\s+/i;
 const FLAG_WITH_VALUE = /^--?([A-Za-z][\w.-]*)=([\s\S]*)$/;
 const FLAG = /^--?([A-Za-z][\w.-]*)$/;
 const FLAG_NAME = /key|token|secret|pass|auth|credential|bearer/i;
-const QUERY_NAMES = new Set(["sig", "signature", "code", "x-amz-signature", "x-goog-signature"]);
+const QUERY_NAMES: ReadonlySet<string> = new Set(["sig", "signature", "code", "x-amz-signature", "x-goog-signature"]);
 
 /** What is left of a value once its `${VAR}` references and a leading auth scheme are taken out. */
 function substance(text: string): string {

@@ -71,7 +71,7 @@ export function nameWords(name: string): string[] {
     .map((word) => word.toLowerCase());
 }
 
-const CREDENTIAL_LAST_WORDS = new Set([
+const CREDENTIAL_LAST_WORDS: ReadonlySet<string> = new Set([
   "key",
   "apikey",
   "token",
@@ -88,7 +88,7 @@ const CREDENTIAL_LAST_WORDS = new Set([
   "pat",
 ]);
 
-const CREDENTIAL_ANY_WORDS = new Set([
+const CREDENTIAL_ANY_WORDS: ReadonlySet<string> = new Set([
   "apikey",
   "secret",
   "password",
