@@ -205,7 +205,7 @@ export async function askReplyIn(
  *
  * Takes the same arguments as {@link ask}. `finishReason` is "length" for a reply that ran into
  * `maxTokens` and undefined where the server sent none; a cut-off reply is returned, not thrown,
- * since whether it is still worth keeping is the caller's call. Undefined, with a notice, where
+ * since only the caller knows whether a partial reply is any use. Undefined, with a notice, where
  * the request failed; a stop rejects with the signal's reason.
  *
  * @param endpoint - Where to send it, with the key and request timeout.
@@ -312,7 +312,7 @@ export async function askJsonIn<T = unknown>(
   if (value === undefined) {
     const why =
       answer.finishReason === "length"
-        ? "its reply was cut off at the token ceiling before the JSON closed"
+        ? "its reply ran into the token ceiling before the JSON was complete"
         : answer.text === ""
           ? "its reply was empty"
           : "its reply held no JSON";
@@ -334,19 +334,21 @@ export async function askJsonIn<T = unknown>(
  * Asks a model for an answer with a shape and returns it parsed, or undefined where no usable
  * JSON came back.
  *
- * The schema is sent as a `response_format` of type json_schema, which llama.cpp compiles into a
- * grammar and vLLM, LM Studio, Ollama and OpenAI hold the reply to. It is normalised as a tool's
- * parameters are: the strict rewrite marked `strict: true` by default, or the grammar-safe
- * rewrite once the endpoint could not build a grammar from the strict one (or with
- * `strict: false`). The schema also goes into the system prompt, and the reply is read with
- * {@link parseJson} either way. A model that refuses `response_format` is latched off, per
- * endpoint and model, and asked in words from then on; a schema the server calls invalid is not
- * latched, and comes back as undefined with the server's words in the notice.
+ * The schema goes out as a json_schema `response_format`, so the server constrains the reply to
+ * it (a grammar on llama.cpp, guided decoding on vLLM, structured output on LM Studio, Ollama and
+ * OpenAI). It is rewritten the same way tool parameters are: the strict form marked
+ * `strict: true` by default, or the grammar-safe form with `strict: false` and once the endpoint
+ * failed to build a grammar from the strict one. The schema is also written into the system
+ * prompt, and the reply is read with {@link parseJson} whether or not the server held it to the
+ * schema. A model that refuses `response_format` is latched off for that endpoint and model, and
+ * later calls rely on the prompt alone; a schema the server rejects as invalid is not latched,
+ * and the call answers undefined with the server's words in the notice.
  *
- * A zod 4 schema is converted with zod's own `toJSONSchema` (its input side, since that is what the
- * model writes) and the answer is checked and typed by it; null-valued properties, which strict
- * mode sends for optional ones, are left out where that makes the answer pass. A JSON Schema's
- * answer is returned as parsed, not checked. A reply cut off before its JSON closed is undefined.
+ * A zod 4 schema is converted with zod's own `toJSONSchema` (its input side, since that is what
+ * the model writes), and the answer is checked and typed by it; null-valued properties, which
+ * strict mode sends for optional ones, are left out where that makes the answer pass. An answer to
+ * a JSON Schema is returned as parsed, not checked. A reply that stops before its JSON is complete
+ * is undefined.
  * Defaults and failures are as {@link ask}'s.
  *
  * @param endpoint - Where to send it, with the key and request timeout.
@@ -396,7 +398,7 @@ export function askJson(
  * Fenced reasoning (`<think>` and the rest of ALL_FENCES) is taken out first. The value may be
  * the whole reply, sit in a ``` fence or in prose, and may carry the slips a local model makes:
  * single quotes, `True`/`False`/`None`, bare keys, trailing commas, comments. A reply cut off
- * before its JSON closed is undefined, and so is a value found inside a bracket the reply never
+ * before its JSON is complete is undefined, and so is a value found inside a bracket the reply never
  * closed, since that is a fragment of the answer. Never throws.
  *
  * @param text - The reply's text.
@@ -488,12 +490,12 @@ function endpointFields(endpoint: Endpoint & { model?: string }, apiKey: string 
  * task that states none; a field neither states is left out, so the side task's own default
  * applies (0.3, and a ceiling of 512 for ask, 1024 for the summariser, 256 for preselect), never
  * the agent's. `maxTokens: 0` is kept, and sends no ceiling. The task's extraBody is laid over the
- * host's key by key; the agent's own model extraBody is never involved. The model is the task's,
+ * host's one field at a time; the agent's own model extraBody is never involved. The model is the task's,
  * else `options.model`, else the endpoint's.
  *
  * `endpoint` is the agent's. A task on the same server (no baseUrl, or one that normalises to the
- * agent's) gets the agent's spelling of the URL, headers and timeouts, and the agent's key unless
- * it has its own, so the two share one latch record. A task on another server gets only a key of
+ * agent's) gets the agent's base URL exactly as the agent writes it, its headers and timeouts, and its key unless
+ * it has its own, so both land on the same latch record. A task on another server gets only a key of
  * its own (as {@link resolveApiKey} decides; no key rather than the agent's), the agent's timeouts,
  * and no headers. Throws a TypeError where there is neither an endpoint nor a task baseUrl.
  *
