@@ -18,7 +18,7 @@
 
 import type { CatalogServer } from "./catalog.js";
 import type { Endpoint, JsonSchema, ReasoningEffort } from "./config.js";
-import { indexTools, rankTools, type KeywordIndex } from "./internal/keyword-index.js";
+import { indexTools, scoreTools, topTools, type KeywordIndex } from "./internal/keyword-index.js";
 import { findJson, parseLooseJson } from "./internal/json-repair.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 
@@ -170,24 +170,31 @@ export function preselectByKeywordsIn(
   const minScore = thresholdOf(settings.minScore, KEYWORD_MIN_SCORE);
   const dropoff = thresholdOf(settings.dropoff, KEYWORD_DROPOFF);
   const index = keywordIndexIn(state, serversOf(catalog));
-  const ranked = typeof request === "string" ? rankTools(index, request) : [];
+  const scored = typeof request === "string" ? scoreTools(index, request) : [];
   // A score of 1 is what one word found in a single tool would add at full weight, whatever the catalogue's size.
   const unit = Math.log(1 + (Math.max(index.tools.length, 1) - 0.5) / 1.5);
-  const tools: string[] = [];
-  const scores: KeywordScore[] = [];
-  const seen = new Set<string>();
-  // The best score, from its own words, of any tool the cap left out.
-  let leftOut = 0;
-  for (const entry of ranked) {
-    const tool = index.tools[entry.position]!;
-    if (seen.has(tool.name)) continue;
-    if (tools.length >= cap) {
-      if (entry.own > leftOut) leftOut = entry.own;
-      continue;
+  // Only the head of the ranking is sorted: enough for the cap, more where names repeat across servers.
+  let ranked = topTools(scored, cap + 4);
+  let tools: string[] = [];
+  let scores: KeywordScore[] = [];
+  for (;;) {
+    tools = [];
+    scores = [];
+    for (const entry of ranked) {
+      const tool = index.tools[entry.position]!;
+      if (tools.includes(tool.name)) continue;
+      if (tools.length >= cap) break;
+      tools.push(tool.name);
+      scores.push({ name: tool.name, server: tool.server, score: entry.score / unit });
     }
-    seen.add(tool.name);
-    tools.push(tool.name);
-    scores.push({ name: tool.name, server: tool.server, score: entry.score / unit });
+    if (tools.length >= cap || ranked.length >= scored.length) break;
+    ranked = topTools(scored, ranked.length * 2);
+  }
+  // The best score, from its own words, of any tool the cap left out.
+  const kept = new Set(tools);
+  let leftOut = 0;
+  for (const entry of scored) {
+    if (entry.own > leftOut && !kept.has(index.tools[entry.position]!.name)) leftOut = entry.own;
   }
   const top = ranked[0];
   let confident = false;

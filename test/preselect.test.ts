@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "../src/catalog.js";
 import { createState } from "../src/internal/state.js";
-import { isFunctionWord, splitWords, stemWord } from "../src/internal/keyword-index.js";
+import { isFunctionWord, splitWords, stemWord, topTools, type ScoredTool } from "../src/internal/keyword-index.js";
 import {
   KEYWORD_DROPOFF,
   KEYWORD_MIN_SCORE,
@@ -242,6 +242,17 @@ describe("preselectByKeywords", () => {
     expect(preselectByKeywordsIn(state, catalog, "find a free slot in my diary").tools[0]).toBe("findFreeSlot");
     catalog.push({ name: "music", tools: [{ name: "play_song", description: "Play a song." }] });
     expect(preselectByKeywordsIn(state, catalog, "play a song").tools[0]).toBe("play_song");
+  });
+
+  it("sorts only the head of the ranking, in the same order as a full sort", () => {
+    const entry = fc.record({ position: fc.nat(50), score: fc.integer({ min: 0, max: 6 }).map((n) => n / 2), own: fc.constant(0), bestIdf: fc.constant(0) });
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (item) => item.position }), fc.nat(20), (scored: ScoredTool[], count) => {
+        const full = [...scored].sort((a, b) => b.score - a.score || a.position - b.position);
+        expect(topTools(scored, count)).toEqual(full.slice(0, count));
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("uses the default runtime's state from the top-level function", () => {

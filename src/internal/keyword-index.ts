@@ -231,43 +231,71 @@ function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
   return wanted;
 }
 
-/** Scores every tool against a request and returns those that matched anything, best first. */
-export function rankTools(index: KeywordIndex, request: string): ScoredTool[] {
+/**
+ * Scores every tool against a request and returns, in no order, those that matched anything and
+ * the tools on their servers, which gain a share of their server's best score.
+ */
+export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
   if (typeof request !== "string" || index.tools.length === 0) return [];
   const scores = new Float64Array(index.tools.length);
   const best = new Float64Array(index.tools.length);
   const touched: number[] = [];
-  for (const [term, boost] of queryTerms(index, request)) {
+  for (const [term, weight] of queryTerms(index, request)) {
     const posting = index.postings.get(term);
     if (!posting) continue;
     const idf = index.idf.get(term) ?? 0;
     for (let i = 0; i < posting.tools.length; i++) {
       const position = posting.tools[i]!;
       if (scores[position] === 0) touched.push(position);
-      scores[position]! += boost * idf * posting.weights[i]!;
+      scores[position]! += weight * idf * posting.weights[i]!;
       if (idf > best[position]!) best[position] = idf;
     }
   }
-  const ranked: ScoredTool[] = [];
+  const scored: ScoredTool[] = [];
   const boost = index.settings.serverBoost;
   if (boost > 0 && index.groups.length > 1) {
-    const top = new Float64Array(index.groups.length);
+    const top = new Map<number, number>();
     for (const position of touched) {
       const group = index.groupOf[position]!;
-      if (scores[position]! > top[group]!) top[group] = scores[position]!;
+      if (scores[position]! > (top.get(group) ?? 0)) top.set(group, scores[position]!);
     }
-    for (let group = 0; group < top.length; group++) {
-      if (top[group]! <= 0) continue;
+    for (const [group, groupBest] of top) {
       for (const position of index.groups[group]!) {
         const own = scores[position]!;
-        ranked.push({ position, score: own + boost * top[group]!, own, bestIdf: best[position]! });
+        scored.push({ position, score: own + boost * groupBest, own, bestIdf: best[position]! });
       }
     }
   } else {
     for (const position of touched) {
-      if (scores[position]! > 0) ranked.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
+      if (scores[position]! > 0) scored.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
     }
   }
-  ranked.sort((a, b) => b.score - a.score || a.position - b.position);
-  return ranked;
+  return scored;
+}
+
+function before(a: ScoredTool, b: ScoredTool): boolean {
+  return a.score > b.score || (a.score === b.score && a.position < b.position);
+}
+
+/** The best `count` of some scored tools, best first, ties in catalogue order. */
+export function topTools(scored: readonly ScoredTool[], count: number): ScoredTool[] {
+  if (count >= scored.length) return [...scored].sort((a, b) => b.score - a.score || a.position - b.position);
+  const top: ScoredTool[] = [];
+  if (count <= 0) return top;
+  for (const entry of scored) {
+    if (top.length === count && !before(entry, top[count - 1]!)) continue;
+    let at = top.length === count ? count - 1 : top.length;
+    if (top.length < count) top.push(entry);
+    while (at > 0 && before(entry, top[at - 1]!)) {
+      top[at] = top[at - 1]!;
+      at--;
+    }
+    top[at] = entry;
+  }
+  return top;
+}
+
+/** Scores every tool against a request and returns those that matched anything, best first. */
+export function rankTools(index: KeywordIndex, request: string): ScoredTool[] {
+  return topTools(scoreTools(index, request), Number.POSITIVE_INFINITY);
 }
