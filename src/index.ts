@@ -174,5 +174,9 @@ export type {
   ReplayOptions,
 } from "./events.js";
 
+// runtime
+export { createRuntime, defaultRuntime } from "./runtime.js";
+export type { Runtime } from "./runtime.js";
+
 // reset
 export { resetAll } from "./reset.js";

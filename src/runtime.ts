@@ -1,0 +1,169 @@
+/**
+ * @module runtime
+ * Isolated sets of every cache, with the functions that use them as methods.
+ *
+ * The top-level functions of this package share one runtime, `defaultRuntime`. A host whose
+ * tenants must not share a client pool, a capability latch, a served-window cache, calibration
+ * readings, an event bus or hook settings creates one runtime per tenant; each method is the
+ * top-level function of the same name, bound to that runtime's own state.
+ */
+
+import { runAgentLoop, runAgentLoopIn } from "./agent-loop.js";
+import { calibrate, calibrateIn, charsPerTokenFor, charsPerTokenForIn } from "./calibration.js";
+import { capabilitiesFor, capabilitiesForIn, modelCapabilitiesFor, modelCapabilitiesForIn } from "./capabilities.js";
+import { contextLimitFor, contextLimitForIn, getClient, getClientIn, listModels, listModelsIn, servedWindow, servedWindowIn } from "./client.js";
+import {
+  configureEvents,
+  configureEventsIn,
+  emit,
+  emitIn,
+  endRun,
+  endRunIn,
+  history,
+  historyIn,
+  resetEvents,
+  resetEventsIn,
+  watch,
+  watchIn,
+} from "./events.js";
+import {
+  assembleContext,
+  assembleContextIn,
+  configureHooks,
+  configureHooksIn,
+  gather,
+  gatherIn,
+  resetHooks,
+  resetHooksIn,
+  withContext,
+  withContextIn,
+} from "./hooks.js";
+import { clearState, createState, defaultState, slotNames, type RuntimeState } from "./internal/state.js";
+import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./preselect.js";
+import { runTurn, runTurnIn } from "./run-turn.js";
+import { ask, askIn, askJson, askJsonIn, askReply, askReplyIn, summariser, summariserIn } from "./side-task.js";
+import { exportCapabilities, exportCapabilitiesIn, importCapabilities, importCapabilitiesIn } from "./snapshot.js";
+
+/** One isolated set of caches and latches, with every function that reads them bound to it. */
+export interface Runtime {
+  /** A pooled OpenAI client for an endpoint, from this runtime's pool. */
+  readonly getClient: typeof getClient;
+  /** The endpoint's model listing, bounded and abortable. */
+  readonly listModels: typeof listModels;
+  /** The window the server is actually serving, from its own API. */
+  readonly servedWindow: typeof servedWindow;
+  /** The context window to size a request against, from this runtime's caches. */
+  readonly contextLimitFor: typeof contextLimitFor;
+  /** The endpoint's refusal latches in this runtime. */
+  readonly capabilitiesFor: typeof capabilitiesFor;
+  /** One model's refusal latches on an endpoint in this runtime. */
+  readonly modelCapabilitiesFor: typeof modelCapabilitiesFor;
+  /** Records one characters-per-token reading in this runtime. */
+  readonly calibrate: typeof calibrate;
+  /** The calibrated divisor for a model in this runtime. */
+  readonly charsPerTokenFor: typeof charsPerTokenFor;
+  /** This runtime's latches as a JSON blob. */
+  readonly exportCapabilities: typeof exportCapabilities;
+  /** Loads a blob of latches into this runtime. */
+  readonly importCapabilities: typeof importCapabilities;
+  /** One negotiated, retried, guarded turn, calibrating this runtime. */
+  readonly runTurn: typeof runTurn;
+  /** Emits an event on this runtime's bus. */
+  readonly emit: typeof emit;
+  /** Watches a run on this runtime's bus. */
+  readonly watch: typeof watch;
+  /** What a run has emitted on this runtime's bus. */
+  readonly history: typeof history;
+  /** Drops a finished run's buffer from this runtime's bus. */
+  readonly endRun: typeof endRun;
+  /** Moves this runtime's event-bus settings. */
+  readonly configureEvents: typeof configureEvents;
+  /** Puts this runtime's event-bus settings back and empties its bus. */
+  readonly resetEvents: typeof resetEvents;
+  /** Moves this runtime's hook budget and preface. */
+  readonly configureHooks: typeof configureHooks;
+  /** Puts this runtime's hook settings back. */
+  readonly resetHooks: typeof resetHooks;
+  /** Joins hook outcomes into context under this runtime's budget. */
+  readonly assembleContext: typeof assembleContext;
+  /** Runs injecting hooks under this runtime's budget. */
+  readonly gather: typeof gather;
+  /** Puts hook context on a question under this runtime's preface. */
+  readonly withContext: typeof withContext;
+  /** A one-shot side task through this runtime's pool and latches. */
+  readonly ask: typeof ask;
+  /** A one-shot side task with its finish reason. */
+  readonly askReply: typeof askReply;
+  /** A one-shot side task answering JSON to a schema. */
+  readonly askJson: typeof askJson;
+  /** A compaction summariser through this runtime. */
+  readonly summariser: typeof summariser;
+  /** Chooses a run's tools through this runtime. */
+  readonly preselect: typeof preselect;
+  /** Ranks a catalogue against a request with this runtime's index cache. */
+  readonly preselectByKeywords: typeof preselectByKeywords;
+  /** Runs the agent loop with every cache and the bus of this runtime. */
+  readonly runAgentLoop: typeof runAgentLoop;
+  /** Drops every cache and latch of this runtime, releasing its sockets and timers. */
+  readonly reset: () => void;
+  /** Names of the caches this runtime has created so far, for diagnostics. */
+  readonly caches: () => string[];
+}
+
+/** Binds a state-taking implementation to one state, keeping the public function's type. */
+function bind<F>(state: RuntimeState, implementation: (state: RuntimeState, ...args: never[]) => unknown): F {
+  return ((...args: never[]) => implementation(state, ...args)) as F;
+}
+
+function runtimeOver(state: RuntimeState): Runtime {
+  return Object.freeze({
+    getClient: bind<typeof getClient>(state, getClientIn),
+    listModels: bind<typeof listModels>(state, listModelsIn),
+    servedWindow: bind<typeof servedWindow>(state, servedWindowIn),
+    contextLimitFor: bind<typeof contextLimitFor>(state, contextLimitForIn),
+    capabilitiesFor: bind<typeof capabilitiesFor>(state, capabilitiesForIn),
+    modelCapabilitiesFor: bind<typeof modelCapabilitiesFor>(state, modelCapabilitiesForIn),
+    calibrate: bind<typeof calibrate>(state, calibrateIn),
+    charsPerTokenFor: bind<typeof charsPerTokenFor>(state, charsPerTokenForIn),
+    exportCapabilities: bind<typeof exportCapabilities>(state, exportCapabilitiesIn),
+    importCapabilities: bind<typeof importCapabilities>(state, importCapabilitiesIn),
+    runTurn: bind<typeof runTurn>(state, runTurnIn),
+    emit: bind<typeof emit>(state, emitIn),
+    watch: bind<typeof watch>(state, watchIn),
+    history: bind<typeof history>(state, historyIn),
+    endRun: bind<typeof endRun>(state, endRunIn),
+    configureEvents: bind<typeof configureEvents>(state, configureEventsIn),
+    resetEvents: bind<typeof resetEvents>(state, resetEventsIn),
+    configureHooks: bind<typeof configureHooks>(state, configureHooksIn),
+    resetHooks: bind<typeof resetHooks>(state, resetHooksIn),
+    assembleContext: bind<typeof assembleContext>(state, assembleContextIn),
+    gather: bind<typeof gather>(state, gatherIn),
+    withContext: bind<typeof withContext>(state, withContextIn),
+    ask: bind<typeof ask>(state, askIn),
+    askReply: bind<typeof askReply>(state, askReplyIn),
+    askJson: bind<typeof askJson>(state, askJsonIn),
+    summariser: bind<typeof summariser>(state, summariserIn),
+    preselect: bind<typeof preselect>(state, preselectIn),
+    preselectByKeywords: bind<typeof preselectByKeywords>(state, preselectByKeywordsIn),
+    runAgentLoop: bind<typeof runAgentLoop>(state, runAgentLoopIn),
+    reset: () => clearState(state),
+    caches: () => slotNames(state),
+  });
+}
+
+/**
+ * Creates a runtime with its own client pool, latches, served windows, calibration readings,
+ * event bus and hook settings, sharing nothing with any other.
+ *
+ * @example
+ * const tenant = createRuntime();
+ * const supports = tenant.capabilitiesFor(config.baseUrl, config.apiKey);
+ * const result = await tenant.runAgentLoop({ config, messages, tools, dispatch });
+ * tenant.reset(); // when the tenant goes away
+ */
+export function createRuntime(): Runtime {
+  return runtimeOver(createState());
+}
+
+/** The runtime behind the top-level functions: calling `defaultRuntime.emit` is calling `emit`. */
+export const defaultRuntime: Runtime = runtimeOver(defaultState);
