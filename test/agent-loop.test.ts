@@ -519,3 +519,287 @@ describe("call_tool", () => {
     });
   });
 });
+
+describe("a reply cut off at maxTokens", () => {
+  it("is said as a notice, and left as it is without maxContinuations", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      server.script(turn({ content: "Part one", finishReason: "length" }));
+      const result = await run({ config: { ...config, maxTokens: 5 } });
+      expect(result.turn.content).toBe("Part one");
+      expect(events.some((event) => event.kind === "notice" && event.text.includes("maxTokens"))).toBe(true);
+      expect(server.chatBodies()).toHaveLength(1);
+    });
+  });
+
+  it("is continued first with maxContinuations above zero", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(turn({ content: "Part one", finishReason: "length" }), turn({ content: " and part two." }));
+      const result = await run({ config: { ...config, maxTokens: 5 }, maxContinuations: 1 });
+      expect(result.turn.content).toBe("Part one and part two.");
+      expect(result.turn.continuations).toBe(1);
+      const last = (server.chatBodies()[1]!.messages as Message[]).at(-1);
+      expect(last).toEqual({ role: "assistant", content: "Part one" });
+      expect(result.messages.at(-1)).toEqual({ role: "assistant", content: "Part one and part two." });
+    });
+  });
+});
+
+describe("usage events", () => {
+  it("end every turn with the totals so far, the turn's usage, and the tool block it declared", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, events }) => {
+      server.script(calls(["read", {}]), turn({ content: "ok", usage: false }));
+      const result = await run({ tools: [tool("read"), tool("write")] });
+      const usage = events.filter((event) => event.kind === "usage");
+      expect(usage).toHaveLength(2);
+      const [first, second] = usage as Extract<RunEventInput, { kind: "usage" }>[];
+      expect(first!.turn.prompt).toBeGreaterThan(0);
+      expect(first!.turn.finishReason).toBe("tool_calls");
+      expect(first!.turn.toolsDeclared).toBe(2);
+      expect(first!.turn.toolSchemaTokens).toBeGreaterThan(0);
+      expect(first!.turn.cacheExpected).toBeUndefined();
+      expect(second!.turn.prompt).toBe(0);
+      expect(second!.totals.prompt).toBe(first!.turn.prompt);
+      expect(second!.turn.cacheExpected).toBe(first!.turn.prompt + first!.turn.completion);
+      expect(second!.turn.context!.total).toBeGreaterThan(0);
+      expect(result.usage).toEqual(second!.totals);
+      expect(result.metrics.turns).toBe(2);
+      expect(result.metrics.turnMetrics).toEqual([first!.turn, second!.turn]);
+    });
+  });
+
+  it("cut the request four ways, adding up to the prompt the endpoint reported", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run }) => {
+      server.script(calls(["read", {}]), answer());
+      const result = await run({ system: "You are careful.", tools: [tool("read")] });
+      for (const metrics of result.metrics.turnMetrics) {
+        const context = metrics.context!;
+        expect(context.system + context.tools + context.history + context.toolResults).toBe(context.total);
+        expect(context.total).toBe(metrics.prompt);
+        expect(context.system).toBeGreaterThan(0);
+        expect(context.tools).toBeGreaterThan(0);
+      }
+      expect(result.metrics.turnMetrics[1]!.context!.toolResults).toBeGreaterThan(0);
+    });
+  });
+
+  it("judge the cache broken short of 90% of the previous prompt and say why", async () => {
+    await withLoop({ profile: "llama.cpp", prefixCache: true }, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: ["fetch"] }]), calls(["fetch", {}]), calls(["fetch", { page: 2 }]), answer());
+      let step = 0;
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        system: "You tidy notes.",
+        tools: catalogTools,
+        catalog,
+        dispatch: () => "page text ".repeat(300),
+        beforeStep: (messages) => {
+          step += 1;
+          // Step four rewrites an old tool result, as a prune would.
+          if (step === 4) return messages.map((message, index) => (index === 2 ? { ...message, content: "[result cleared]" } as Message : message));
+          return undefined;
+        },
+      });
+      const verdicts = result.metrics.turnMetrics.map((metrics) => [metrics.cacheBroken, metrics.cacheBreakReason]);
+      expect(verdicts).toEqual([
+        [undefined, undefined],
+        [true, "tools-changed"],
+        [false, undefined],
+        [true, "history-rewritten"],
+      ]);
+      expect(result.metrics.cacheBreaksByReason).toEqual({ "tools-changed": 1, "history-rewritten": 1 });
+    });
+  });
+});
+
+describe("onRequest", () => {
+  it("is handed each step's request once, as first built, before it goes out", async () => {
+    await withLoop({ refuse: { streamOptions: true } }, async ({ server, run }) => {
+      const seen: Array<[number, string[], boolean]> = [];
+      server.script(calls(["read", {}]), answer());
+      await run({ tools: [tool("read")], onRequest: (request, step) => seen.push([step, toolNames(request), "stream_options" in request]) });
+      expect(seen).toEqual([
+        [0, ["read"], true],
+        [1, ["read"], false],
+      ]);
+      expect(server.chatBodies()).toHaveLength(3);
+    });
+  });
+});
+
+describe("beforeStep", () => {
+  it("is handed the transcript with { used, limit, ledger } and may replace it", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      const budgets: Array<{ used?: number; limit?: number; entries: number }> = [];
+      server.script(calls(["read", {}]), answer());
+      const result = await run({
+        config: { ...config, contextLength: 100_000 },
+        tools: [tool("read")],
+        beforeStep: (messages, step, { used, limit, ledger }) => {
+          budgets.push({ ...(used !== undefined ? { used } : {}), ...(limit !== undefined ? { limit } : {}), entries: ledger.length });
+          if (step === 1) return [{ role: "system", content: "Summary of before." }, ...messages];
+          return undefined;
+        },
+      });
+      expect(budgets[0]).toEqual({ limit: 100_000, entries: 0 });
+      expect(budgets[1]!.used).toBe(result.metrics.turnMetrics[0]!.prompt);
+      expect(budgets[1]!.entries).toBe(1);
+      expect(result.messages[0]).toEqual({ role: "system", content: "Summary of before." });
+      expect((server.chatBodies()[1]!.messages as Message[])[0]).toEqual({ role: "system", content: "Summary of before." });
+      expect(result.ledger.length).toBeGreaterThan(0);
+    });
+  });
+});
+
+describe("hooks", () => {
+  const runner = (context: string) => async (event: string) => (event === "afterTurn" ? [{ hook: "memory", ok: true, note: "remembered" }] : [{ hook: "memory", ok: true, context }]);
+
+  it("are gathered once onto the question and never written into the transcript that comes back", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      let gathered = 0;
+      server.script(calls(["read", {}]), answer());
+      const result = await run({
+        tools: [tool("read")],
+        hooks: {
+          run: async (event, payload) => {
+            if (event !== "afterTurn") gathered += 1;
+            return runner("The notes folder is ~/notes.")(event);
+          },
+          context: { session: { id: "s1" } },
+          preface: "Background:",
+        },
+      });
+      expect(gathered).toBe(1);
+      for (const body of server.chatBodies()) {
+        const sent = (body.messages as Message[]).find((message) => message.role === "user")!;
+        expect(sent.content).toBe(`Background:\n\n<context source="memory">\nThe notes folder is ~/notes.\n</context>\n\n${question[0]!.content}`);
+      }
+      expect(result.messages[0]).toEqual(question[0]);
+      expect(result.context).toContain("~/notes");
+      expect(result.preface).toBe("Background:");
+      expect(await result.afterTurn).toEqual(['Hook "memory": remembered']);
+    });
+  });
+});
+
+describe("onMessage", () => {
+  it("hears each appended message as replayed, in transcript order, awaited before the tools run", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      const log: string[] = [];
+      server.script(calls(["read", "{'path': 'a'}"]), answer());
+      const result = await run({
+        tools: [tool("read")],
+        onMessage: async (message, step, turn) => {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          log.push(`${step}:${message.role}:${turn ? "turn" : "-"}`);
+        },
+        dispatch: () => {
+          log.push("dispatch");
+          return "ok";
+        },
+      });
+      expect(log).toEqual(["0:assistant:turn", "dispatch", "0:tool:-", "1:assistant:turn"]);
+      expect((result.messages[1] as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0]!.function.arguments).toBe('{"path":"a"}');
+    });
+  });
+
+  it("ends the run when it throws, with every call still answered", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(calls(["read", {}], ["write", {}]), answer());
+      const error = await run({
+        tools: [tool("read"), tool("write")],
+        onMessage: (message) => {
+          if (message.role === "assistant") throw new Error("store is down");
+        },
+        dispatch: () => expect.fail("dispatched"),
+      }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AgentLoopError);
+      expect((error as Error).message).toBe("store is down");
+      const run_ = failedRun(error)!;
+      expect(run_.messages.slice(2).map((message) => message.content)).toEqual(["Not run: the run stopped first.", "Not run: the run stopped first."]);
+      expect(validateTranscript(run_.messages)).toEqual([]);
+    });
+  });
+});
+
+describe("what the loop throws", () => {
+  it("is a ToolIterationLimit once maxToolIterations steps have called tools, with the run", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["read", {}]), calls(["read", { again: true }]), answer());
+      const error = await run({ config: { ...config, maxToolIterations: 2 }, tools: [tool("read")] }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ToolIterationLimit);
+      expect(failedRun(error)!.messages).toHaveLength(5);
+      expect(failedRun(error)!.used).toEqual(["read"]);
+      expect(validateTranscript(failedRun(error)!.messages)).toEqual([]);
+    });
+  });
+
+  it("is an AgentLoopError whose cause is what was caught for a refused request or a dropped stream", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script({ kind: "error", status: 401, body: { error: { message: "Incorrect API key provided" } } });
+      const refused = await run({}).catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(AgentLoopError);
+      expect((refused as Error).message).toContain("Incorrect API key provided");
+      expect((refused as Error).cause).toBeDefined();
+      server.script(calls(["read", {}]), { kind: "drop", afterChunks: [] });
+      const dropped = await run({ tools: [tool("read")] }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(dropped)).toBe(true);
+      expect(failedRun(dropped)!.messages).toHaveLength(3);
+    });
+  });
+
+  it("on a stop during the tools keeps the results that came back and answers the rest", async () => {
+    await withLoop({}, async ({ server, run, events }) => {
+      const controller = new AbortController();
+      const heard: string[] = [];
+      server.script(calls(["quick", {}], ["slow", {}], ["later", {}]));
+      const error = await run({
+        tools: [tool("quick"), tool("slow"), tool("later")],
+        signal: controller.signal,
+        onMessage: (message) => {
+          heard.push(String(message.content));
+        },
+        dispatch: ({ name }) => {
+          if (name !== "slow") return "fine";
+          setTimeout(() => controller.abort(new Error("user pressed stop")), 5);
+          return new Promise(() => undefined);
+        },
+      }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AgentLoopError);
+      expect((error as Error).cause).toBe(controller.signal.reason);
+      const stopped = failedRun(error)!;
+      expect(stopped.messages.slice(2).map((message) => message.content)).toEqual(["fine", "Stopped before this call finished.", "Not run: the run stopped first."]);
+      expect(heard.slice(1)).toEqual(["fine", "Stopped before this call finished.", "Not run: the run stopped first."]);
+      expect(events.at(-1)).toEqual({ kind: "done", outcome: "stopped" });
+    });
+  });
+
+  it("on a stop mid-reply keeps nothing of the reply", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      const controller = new AbortController();
+      server.script({ kind: "stall", afterChunks: [{ choices: [{ index: 0, delta: { content: "Half an ans" } }] }] });
+      const error = await run({ signal: controller.signal, onEvent: (event) => event.kind === "output" && controller.abort(new Error("stop")) }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect(failedRun(error)!.messages).toEqual(question);
+    });
+  });
+});
+
+describe("the result", () => {
+  it("never writes to the messages it was given", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      const messages = Object.freeze([...question]) as Message[];
+      server.script(calls(["read", {}]), answer());
+      const result = await run({ tools: [tool("read")], messages });
+      expect(messages).toHaveLength(1);
+      expect(result.messages).not.toBe(messages);
+    });
+  });
+
+  it("adds the load counts only the loop sees to runMetrics over its events", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: ["fetch", "fetch", "zzz"] }], ["fetch", {}]), calls(["load_tools", { names: "fetch" }]), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog });
+      expect(result.metrics).toMatchObject({ toolsLoaded: 1, redundantLoads: 1, unknownToolNames: ["zzz"], toolCalls: 3, outcome: "answered", turns: 3 });
+    });
+  });
+});
