@@ -132,8 +132,8 @@ function score(rankings: string[][], queries: CorpusQuery[], ids: Map<string, st
   return { recall: recall / queries.length, hit1: hit1 / queries.length };
 }
 
-function percent(value: number): string {
-  return Number.isFinite(value) ? value.toFixed(2) : "–";
+function percent(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : "–";
 }
 
 /** Runs the benchmark, prints its tables and returns them as markdown for RESULTS.md. */
@@ -183,7 +183,7 @@ export async function run(): Promise<string> {
       if (rankings[index]!.some((key) => (ids.get(key) ?? []).some((id) => relevant.has(id)))) confidentHits += 1;
     });
     retrieval.push(
-      `| ${set} | ${file.tools.length} | ${needing.length} | ${percent(mine.recall)} | ${percent(mine.hit1)} | ${percent(plain.recall)} | ${percent(plain.hit1)} | ${PLAIN_BM25[set]?.toFixed(2) ?? "–"} | ${percent(confidentCount / needing.length)} / ${percent(confidentHits / confidentCount)} | ${perQuery.toFixed(3)} | ${indexMs.toFixed(1)} |`,
+      `| ${set} | ${file.tools.length} | ${needing.length} | ${percent(mine.recall, 3)} | ${percent(mine.hit1, 3)} | ${percent(plain.recall, 3)} | ${percent(plain.hit1, 3)} | ${PLAIN_BM25[set]?.toFixed(2) ?? "–"} | ${percent(confidentCount / needing.length)} / ${percent(confidentHits / confidentCount)} | ${perQuery.toFixed(3)} | ${indexMs.toFixed(1)} |`,
     );
     if (set === "metatool_toole") {
       const balanced = file.queries.filter((query) => query.kind === "no_tool" || query.kind === "awareness_positive");

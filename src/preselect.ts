@@ -21,6 +21,7 @@ import type { Endpoint, JsonSchema, ReasoningEffort } from "./config.js";
 import { indexTools, scoreTools, topTools, type KeywordIndex } from "./internal/keyword-index.js";
 import { findJson, parseLooseJson } from "./internal/json-repair.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
+import { askJsonIn } from "./side-task.js";
 
 /** The lead of the notice that names a run's preselected tools; the names follow, comma-separated. */
 export const PRESELECTED_NOTICE = "Preselected tools:";
@@ -431,7 +432,10 @@ export interface PreselectOptions {
   reasoningEffort?: ReasoningEffort;
   /** Fields merged into the model's request body, as ask merges them. */
   extraBody?: Record<string, unknown>;
-  /** The structured side task that asks the model, with askJson's arguments. */
+  /**
+   * The structured side task that asks the model, with askJson's arguments.
+   * @default askJson, on the same runtime state
+   */
   ask?: PreselectAsk;
 }
 
@@ -466,11 +470,10 @@ export async function preselectIn(
     const matched = preselectByKeywordsIn(state, catalog, typeof request === "string" ? request : "", { ...thresholds, max: cap });
     if (matched.confident) return matched.tools;
   }
-  const ask = settings.ask;
-  if (typeof ask !== "function") {
-    tell(settings.onNotice, "Tool preselection was skipped: no side task is available to ask the model.");
-    return [];
-  }
+  const ask: PreselectAsk =
+    typeof settings.ask === "function"
+      ? settings.ask
+      : (endpoint, name, system, input, schema, askOptions) => askJsonIn(state, endpoint, name, system, input, schema, askOptions);
   const askOptions: PreselectAskOptions = {
     name: "preselection",
     maxTokens: typeof settings.maxTokens === "number" ? settings.maxTokens : DEFAULT_MAX_TOKENS,
@@ -491,6 +494,7 @@ export async function preselectIn(
       askOptions,
     );
   } catch (error) {
+    if (settings.signal?.aborted) throw settings.signal.reason ?? error;
     tell(settings.onNotice, `Tool preselection with ${model} failed (${describe(error)}); the run starts without a shortlist.`);
     return [];
   }
@@ -517,8 +521,9 @@ export async function preselectIn(
  * is confident; otherwise the model is asked through the structured side task with
  * {@link preselectSystem}, {@link preselectInput} and {@link PRESELECT_SCHEMA}, and its answer
  * read by {@link preselection}. An empty model means no preselection at all, words included,
- * and gives an empty list. A failed request, an unreadable answer or a cancelled one gives an
- * empty list and a notice: it never rejects.
+ * and gives an empty list. A failed request or an unreadable answer gives an empty list and a
+ * notice, so a preselection never fails a run; only the caller's own signal aborting it makes it
+ * reject, with the signal's reason, as every call here does.
  *
  * @param config The endpoint the small model is on.
  * @param model The small model; empty turns preselection off.
@@ -528,7 +533,6 @@ export async function preselectIn(
  * @example
  * const preselected = await preselect(config, config.toolSelectModel, catalog, prompt, {
  *   keywords: true,
- *   ask: askJson,
  *   onNotice,
  * });
  */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "../src/catalog.js";
-import { createState } from "../src/internal/state.js";
+import { clearState, createState, type RuntimeState } from "../src/internal/state.js";
 import { isFunctionWord, splitWords, stemWord, topTools, type ScoredTool } from "../src/internal/keyword-index.js";
 import {
   KEYWORD_DROPOFF,
@@ -19,6 +19,7 @@ import {
   type PreselectAsk,
   type PreselectAskOptions,
 } from "../src/preselect.js";
+import { startEndpoint, turn, type EndpointServer } from "./support/endpoint.js";
 
 const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
 
@@ -430,10 +431,7 @@ describe("preselect", () => {
     expect(notices).toEqual([]);
   });
 
-  it("says so when there is no side task to ask, and survives a notice listener that throws", async () => {
-    const notices: string[] = [];
-    expect(await preselect(endpoint, "small", desktopCatalog(), "do something", { onNotice: (text) => notices.push(text) })).toEqual([]);
-    expect(notices[0]).toMatch(/no side task/);
+  it("survives a notice listener that throws", async () => {
     const { ask } = recorder(() => {
       throw new Error("boom");
     });
@@ -451,5 +449,73 @@ describe("preselect", () => {
     const { ask, calls } = recorder({ tools: ["fetch"] });
     expect(await preselect(endpoint, "small", [], "fetch a page", { ask })).toEqual([]);
     expect(calls).toHaveLength(0);
+  });
+});
+
+describe("preselect against the loopback endpoint", () => {
+  async function withServer(run: (server: EndpointServer, state: RuntimeState, notices: string[]) => Promise<void>): Promise<void> {
+    const server = await startEndpoint();
+    const state = createState();
+    const notices: string[] = [];
+    try {
+      await run(server, state, notices);
+    } finally {
+      clearState(state);
+      await server.close();
+    }
+  }
+
+  it("asks the model through askJson with the preselection schema and a ceiling of 256", async () => {
+    await withServer(async (server, state, notices) => {
+      server.script(turn({ content: '{"tools":["createEvent","no_such_tool"]}' }));
+      const picked = await preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "set up a meeting with Ana on Friday", {
+        keywords: true,
+        onNotice: (text) => notices.push(text),
+      });
+      expect(picked).toEqual(["createEvent"]);
+      const [body] = server.chatBodies();
+      expect(body?.model).toBe("small");
+      expect(body?.max_tokens ?? body?.max_completion_tokens).toBe(256);
+      const format = body?.response_format as { type?: string; json_schema?: { name?: string } } | undefined;
+      expect(format?.type).toBe("json_schema");
+      expect(format?.json_schema?.name).toBe("preselection");
+      const messages = body?.messages as { role: string; content: unknown }[];
+      expect(String(messages.find((message) => message.role === "system")?.content)).toContain("- createEvent: Schedule a new event");
+      expect(String(messages.find((message) => message.role === "user")?.content)).toContain("set up a meeting with Ana on Friday");
+      expect(notices).toEqual([]);
+    });
+  });
+
+  it("sends nothing when the words are confident", async () => {
+    await withServer(async (server, state) => {
+      const picked = await preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "what is the weather forecast for Lisbon", {
+        keywords: true,
+        max: 3,
+      });
+      expect(picked[0]).toBe("get-weather-forecast");
+      expect(server.chatBodies()).toHaveLength(0);
+    });
+  });
+
+  it("answers an empty list with notices when the model writes no JSON", async () => {
+    await withServer(async (server, state, notices) => {
+      server.script(turn({ content: "I would use the calendar, I think." }));
+      const picked = await preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "set up a meeting", {
+        onNotice: (text) => notices.push(text),
+      });
+      expect(picked).toEqual([]);
+      expect(notices.some((text) => /Tool preselection with small got no readable answer/.test(text))).toBe(true);
+    });
+  });
+
+  it("rejects with the signal's reason when the caller aborts", async () => {
+    await withServer(async (server, state) => {
+      server.script(turn({ content: '{"tools":["fetch"]}' }));
+      const controller = new AbortController();
+      controller.abort(new Error("stopped by the host"));
+      await expect(
+        preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "fetch a page", { signal: controller.signal }),
+      ).rejects.toThrow("stopped by the host");
+    });
   });
 });
