@@ -120,6 +120,13 @@ function finite(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
+/** Why a reply came back with no text, in words. */
+function emptyReason(finishReason: string | undefined, refusal?: string): string {
+  if (refusal) return `the model declined (${refusal})`;
+  if (finishReason === "length") return "its reply ran into the token ceiling before any answer, perhaps spent on reasoning";
+  return "its reply was empty";
+}
+
 /** A short name for the side task in notices. */
 function taskName(model: string): string {
   return model ? `The side task on ${model}` : "The side task";
@@ -224,7 +231,10 @@ export async function askIn(
   input: SideTaskInput,
   options: SideTaskOptions = {},
 ): Promise<string | undefined> {
-  return (await askReplyIn(state, endpoint, model, system, input, options))?.text;
+  const reply = await askReplyIn(state, endpoint, model, system, input, options);
+  if (reply === undefined || reply.text !== "") return reply?.text;
+  tell(settingsOf(options).onNotice, `${taskName(model)} has no answer: ${emptyReason(reply.finishReason)}.`);
+  return undefined;
 }
 
 /**
@@ -235,8 +245,9 @@ export async function askIn(
  * no-thinking hints unless a reasoning effort level is asked for, and with `extraBody` merged in
  * last. What the endpoint or the model refuses is negotiated away and latched, as for a turn.
  * Fenced reasoning is taken out of the answer. A timeout (the endpoint's `requestTimeoutSeconds`),
- * a refusal or an unreachable server gives undefined and a notice; a stop rejects with the
- * signal's reason. Use {@link askReply} to tell a cut-off answer from a finished one.
+ * a refusal, an unreachable server or a reply with no answer text in it gives undefined and a
+ * notice; a stop rejects with the signal's reason. Use {@link askReply} to tell a cut-off answer
+ * from a finished one, and to see an empty reply as it came.
  *
  * @param endpoint - Where to send it, with the key and request timeout.
  * @param model - The model's name as the endpoint knows it.
@@ -297,10 +308,10 @@ export async function askJsonIn<T = unknown>(
   const value = readJson(answer.text);
   if (value === undefined) {
     const why =
-      answer.finishReason === "length"
-        ? "its reply ran into the token ceiling before the JSON was complete"
-        : answer.text === ""
-          ? "its reply was empty"
+      answer.text === ""
+        ? emptyReason(answer.finishReason, answer.refusal)
+        : answer.finishReason === "length"
+          ? "its reply ran into the token ceiling before the JSON was complete"
           : "its reply held no JSON";
     tell(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
     return undefined;

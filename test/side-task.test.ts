@@ -311,6 +311,33 @@ describe("ask and askReply", () => {
     });
   });
 
+  it("answers undefined from ask, with a notice, for a reply whose ceiling went on reasoning; askReply shows it as it came", async () => {
+    await withEndpoint({ profile: "ollama" }, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script(turn({ reasoning: "Let me think about this at length", content: "", finishReason: "length" }));
+      server.script(turn({ reasoning: "Again", content: "", finishReason: "length" }));
+      expect(await askIn(state, endpoint, MODEL, "", "x", { onNotice })).toBeUndefined();
+      expect(notices[0]).toMatch(/token ceiling before any answer/);
+      expect(await askReplyIn(state, endpoint, MODEL, "", "x")).toEqual({ text: "", finishReason: "length" });
+    });
+  });
+
+  it("names the model's own refusal in askJson's notice", async () => {
+    await withEndpoint({}, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script({
+        kind: "json",
+        body: {
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: 0,
+          model: MODEL,
+          choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "stop" }],
+        },
+      });
+      expect(await askJsonIn(state, endpoint, MODEL, "", "x", PRESELECT_SCHEMA, { onNotice })).toBeUndefined();
+      expect(notices[0]).toMatch(/declined \(I can't help with that\.\)/);
+    });
+  });
+
   it("reports an undefined finishReason where the server sent none", async () => {
     await withEndpoint({}, async ({ server, state, endpoint }) => {
       server.script(turn({ content: "done", finishReason: null }));

@@ -71,8 +71,8 @@ export interface SideTaskAnswer {
   text: string;
   /** The choice's finish reason as the server sent it; undefined where it sent none. */
   finishReason: FinishReason | undefined;
-  /** Whether the request carried a `response_format`. */
-  structured: boolean;
+  /** The model's own refusal to answer (OpenAI's `message.refusal`), where it sent one. */
+  refusal?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -159,14 +159,16 @@ function contentText(content: unknown): string {
 }
 
 /** Reads a chat completion that did not stream into an answer; throws where it holds no choice. */
-export function readCompletion(completion: unknown, structured: boolean): SideTaskAnswer {
+export function readCompletion(completion: unknown): SideTaskAnswer {
   const choices = isRecord(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
   if (!isRecord(choice)) throw new TypeError("The endpoint answered without a choice.");
   const message = isRecord(choice.message) ? choice.message : {};
   const text = stripThinking(contentText(message.content), ALL_FENCES).content.trim();
   const finish = choice.finish_reason;
-  return { text, finishReason: typeof finish === "string" && finish !== "" ? finish : undefined, structured };
+  const answer: SideTaskAnswer = { text, finishReason: typeof finish === "string" && finish !== "" ? finish : undefined };
+  if (typeof message.refusal === "string" && message.refusal.trim() !== "") answer.refusal = message.refusal.trim();
+  return answer;
 }
 
 /**
@@ -190,5 +192,5 @@ export async function sendSideTask(state: RuntimeState, request: SideTaskRequest
       sentBody: () => sent,
     },
   );
-  return readCompletion(completion, sent !== undefined && "response_format" in sent);
+  return readCompletion(completion);
 }
