@@ -102,6 +102,19 @@ describe("splitting and function words", () => {
     for (const word of ["file", "issue", "weather"]) expect(isFunctionWord(word)).toBe(false);
   });
 
+  it("matches Chinese text by pairs of characters", () => {
+    const catalog: CatalogServer[] = [
+      {
+        name: "bing_cn",
+        tools: [
+          { name: "bing_search", description: "使用必应搜索指定的关键词，并返回搜索结果列表" },
+          { name: "fetch_webpage", description: "根据提供的ID获取对应网页的内容" },
+        ],
+      },
+    ];
+    expect(preselectByKeywordsIn(createState(), catalog, "获取网页内容").tools[0]).toBe("fetch_webpage");
+  });
+
   it("finds a camelCase tool by the separate words of a request", () => {
     const { tools } = preselectByKeywordsIn(createState(), desktopCatalog(), "please convert 20 euros into another currency");
     expect(tools[0]).toBe("convertCurrency");

@@ -8,7 +8,8 @@
  * saturated once, so a word in the name counts for more than the same word in a long
  * description. Words are lower-cased, split on camelCase, snake_case, kebab-case and anything
  * that is not a letter or a digit, reduced by a light suffix stemmer (plurals, -ing, -ed), and
- * English function words are dropped before anything is counted. A tool's name also yields the
+ * English function words are dropped before anything is counted; Chinese and Japanese text is
+ * read as pairs of characters. A tool's name also yields the
  * pairs of adjacent words it is made of, and a request's adjacent words are looked up as pairs,
  * so "create issue" ranks `create_issue` above a tool that only shares one of the two words.
  */
@@ -129,11 +130,24 @@ function undouble(stem: string): string {
   return /([b-df-hj-np-tv-z])\1$/.test(stem) && !/(?:ll|ss|zz)$/.test(stem) ? stem.slice(0, -1) : stem;
 }
 
-/** The terms of a piece of text: its words less function words, each stemmed when asked. */
+/** Scripts written without spaces between words, read as overlapping pairs of characters. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/**
+ * The terms of a piece of text: its words less function words, each stemmed when asked. A run of
+ * Chinese or Japanese characters, which has no spaces to split on, gives its overlapping pairs of
+ * characters (a single character stays one term).
+ */
 export function termsOf(text: string, stem = DEFAULT_INDEX_SETTINGS.stem): string[] {
   const terms: string[] = [];
   for (const word of splitWords(text)) {
     if (FUNCTION_WORDS.has(word)) continue;
+    if (UNSPACED.test(word)) {
+      const characters = [...word];
+      if (characters.length === 1) terms.push(word);
+      for (let i = 1; i < characters.length; i++) terms.push(characters[i - 1]! + characters[i]!);
+      continue;
+    }
     terms.push(stem ? stemWord(word) : word);
   }
   return terms;
