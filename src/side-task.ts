@@ -401,7 +401,7 @@ export function askJson(
  * @param text - The reply's text.
  * @example
  * ```ts
- * parseJson("Sure! ```json\n{'tools': ['read_file',],}\n```"); // { tools: ["read_file"] }
+ * parseJson("Sure: {'tools': ['read_file',], done: True}"); // { tools: ["read_file"], done: true }
  * ```
  */
 export function parseJson<T = unknown>(text: string): T | undefined {

@@ -551,6 +551,7 @@ describe("parseJson", () => {
     expect(parseJson("<thinking>{\"no\": 1}</thinking>{'yes': True}")).toEqual({ yes: true });
     expect(parseJson("{tools: ['a'], // pick\n}")).toEqual({ tools: ["a"] });
     expect(parseJson("42")).toBe(42);
+    expect(parseJson("Sure: {'tools': ['read_file',], done: True}")).toEqual({ tools: ["read_file"], done: true });
     expect(parseJson("no json here")).toBeUndefined();
     expect(parseJson("")).toBeUndefined();
     expect(parseJson(undefined as never)).toBeUndefined();
