@@ -5,10 +5,10 @@
  * {@link ask} returns the answer text, {@link askReply} the text with the finish reason, and
  * {@link askJson} an answer held to a schema (JSON Schema or zod 4). {@link summariser} makes the
  * function compaction folds a transcript with, and {@link taskCall} turns a task's settings from
- * an agent document into the arguments these take. None of them rejects for a failure: a timeout,
- * a refusal or an answer that cannot be read comes back as undefined (or an empty summary) with a
- * notice saying why. The one exception is a stop: when the caller's signal aborts, the call
- * rejects with the signal's reason, as every other call in this package does.
+ * an agent document into the arguments these take. A side task never rejects for a failure: a
+ * timeout, a refusal or an answer that cannot be read comes back as undefined (or an empty
+ * summary) with a notice saying why. The one exception is a stop: when the caller's signal
+ * aborts, the call rejects with the signal's reason, so a stopped run is told apart the usual way.
  *
  * Side tasks do not stream. They negotiate what the endpoint or the model refuses the way a turn
  * does, rebuilding the body from the latches on every attempt, and they share those latches (and
@@ -97,7 +97,6 @@ export interface SummariserOptions extends SideTaskOptions {
  * they continue.
  */
 export type SideTaskSummariser = (messages: Message[], options: { previous?: string; signal?: AbortSignal }) => Promise<string>;
-
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
