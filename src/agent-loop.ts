@@ -29,13 +29,9 @@ import { runTurnIn } from "./run-turn.js";
 import { recoverToolCalls as recoverCalls, type ToolCallOutcome, type ToolCallRequest, type ToolCallResult } from "./tool-calls.js";
 import { createRunTools, type ToolDiscovery } from "./internal/loop-tools.js";
 import { createUsageAccount } from "./internal/loop-usage.js";
-import {
-  askShortlist,
-  holdShortlist,
-  PRESELECTED_NOTICE_FALLBACK,
-  shortlistExchange,
-  type PreselectTools,
-} from "./internal/loop-preselection.js";
+import { PRESELECTED_NOTICE } from "./preselect.js";
+import { askShortlist, holdShortlist, shortlistExchange, type PreselectTools } from "./internal/loop-preselection.js";
+import { defaultPreselect, defaultSummariser } from "./internal/loop-side-tasks.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
 
 export type { PreselectRequest, PreselectTools } from "./internal/loop-preselection.js";
@@ -70,11 +66,14 @@ export interface StepBudget {
   ledger: LedgerEntry[];
 }
 
-/** The side tasks the loop can be asked to make, injected until the side-task module provides them. */
+/**
+ * The functions behind `preselect: true` and `compact: true`, for a host that makes those calls
+ * its own way (or a test that plays them).
+ */
 export interface AgentLoopSideTasks {
-  /** Chooses the shortlist for `preselect: true`. */
+  /** Chooses the shortlist for `preselect: true`. @default preselect with keywords first, on tasks.toolSelect's endpoint */
   preselect?: PreselectTools;
-  /** Writes the summary for `compact: true`, standing for tasks.compaction. */
+  /** Writes the summary for `compact: true`. @default summariser on tasks.compaction; none without it */
   summarise?: Summariser;
 }
 
@@ -251,11 +250,11 @@ export async function runAgentLoopIn(state: RuntimeState, options: AgentLoopOpti
     const charsPerToken = () => charsPerTokenForIn(state, supports, config.model);
 
     // Before the first request: the hooks and the shortlist, side by side.
-    const [gathered, picked] = await Promise.all([gatherHooks(state, options, notice, textOf(question)), chooseShortlist(options, tools.catalog, textOf(question), notice)]);
+    const [gathered, picked] = await Promise.all([gatherHooks(state, options, notice, textOf(question)), chooseShortlist(options, options.sideTasks?.preselect ?? defaultPreselect(state), tools.catalog, textOf(question), notice)]);
     context = gathered.context;
     preface = gathered.preface;
     shortlist = holdShortlist(picked, (name) => tools.definitions.has(name) && (mode === "eager" || tools.loadable.includes(name)));
-    if (shortlist.length > 0) notice(`${PRESELECTED_NOTICE_FALLBACK} ${shortlist.join(", ")}`);
+    if (shortlist.length > 0) notice(`${PRESELECTED_NOTICE} ${shortlist.join(", ")}`);
     const routing = options.preselectRouting === "append" ? "append" : "exclusive";
     let exclusiveFirst = shortlist.length > 0 && routing === "exclusive" && mode !== "proxy";
     if (shortlist.length > 0 && mode === "ondemand" && routing === "append") tools.loadShortlist(shortlist);
@@ -383,7 +382,7 @@ export async function runAgentLoopIn(state: RuntimeState, options: AgentLoopOpti
       if (limit === undefined) return;
       const plan = planCompaction(transcript, { limit, ...(account.used !== undefined ? { used: account.used } : {}), charsPerToken: charsPerToken() });
       if (!plan) return;
-      const summarise = options.sideTasks?.summarise;
+      const summarise = options.sideTasks?.summarise ?? defaultSummariser(state, config, config.tasks?.compaction, notice);
       if (!summarise) {
         if (!compactionWarned) notice("The window is filling, but compact: true has no compaction task to write the summary, so the transcript was not folded.");
         compactionWarned = true;
@@ -461,17 +460,18 @@ async function gatherHooks(
   return { context: gathered.context, preface: typeof hooks.preface === "string" ? hooks.preface : gathered.preface };
 }
 
-async function chooseShortlist(options: AgentLoopOptions, catalog: CatalogServer[], prompt: string, notice: (text: string) => void): Promise<unknown> {
+async function chooseShortlist(
+  options: AgentLoopOptions,
+  preselect: PreselectTools,
+  catalog: CatalogServer[],
+  prompt: string,
+  notice: (text: string) => void,
+): Promise<unknown> {
   if (Array.isArray(options.preselected)) return options.preselected;
   if (options.preselect !== true) return [];
   const task = options.config.tasks?.toolSelect;
   const model = typeof task?.model === "string" && task.model !== "" ? task.model : options.config.toolSelectModel ?? "";
   if (model === "") return [];
-  const preselect = options.sideTasks?.preselect;
-  if (!preselect) {
-    notice("preselect: true was asked for, but no preselect function is wired in, so the run starts with no shortlist.");
-    return [];
-  }
   return askShortlist(preselect, {
     config: options.config,
     model,

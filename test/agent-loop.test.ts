@@ -401,6 +401,22 @@ describe("a preselection", () => {
     });
   });
 
+  it("is asked of tasks.toolSelect's model on the agent's endpoint by default, with preselect: true", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(turn({ content: '{"tools": ["search"]}' }), answer());
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand", tasks: { toolSelect: { model: "small-model" } } },
+        tools: catalogTools,
+        catalog,
+        preselect: true,
+      });
+      const [asked, first] = server.chatBodies();
+      expect(asked!.model).toBe("small-model");
+      expect(result.preselected).toEqual(["search"]);
+      expect(toolNames(first!)).toEqual(["search"]);
+    });
+  });
+
   it("is not asked for with an empty toolSelectModel, and a failing preselect is a notice", async () => {
     await withLoop({}, async ({ server, run, config, events }) => {
       server.script(answer(), answer());
@@ -800,6 +816,52 @@ describe("the result", () => {
       server.script(calls(["load_tools", { names: ["fetch", "fetch", "zzz"] }], ["fetch", {}]), calls(["load_tools", { names: "fetch" }]), answer());
       const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog });
       expect(result.metrics).toMatchObject({ toolsLoaded: 1, redundantLoads: 1, unknownToolNames: ["zzz"], toolCalls: 3, outcome: "answered", turns: 3 });
+    });
+  });
+});
+
+describe("compact: true", () => {
+  const history: Message[] = [
+    { role: "user", content: "First question. ".repeat(190) },
+    { role: "assistant", content: "First answer. ".repeat(210) },
+    { role: "user", content: "Second question. ".repeat(180) },
+    { role: "assistant", content: "Second answer. ".repeat(200) },
+    ...question,
+  ];
+
+  it("folds the transcript before a step once the contextLength window is filling, the first step included", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      const folded: number[] = [];
+      server.script(calls(["read", {}]), answer());
+      const result = await run({
+        config: { ...config, contextLength: 4000 },
+        messages: history,
+        tools: [tool("read")],
+        compact: true,
+        sideTasks: {
+          summarise: (messages) => {
+            folded.push(messages.length);
+            return "Two questions were asked and answered.";
+          },
+        },
+      });
+      expect(folded).toEqual([4]);
+      expect(result.messages[0]!.role).toBe("system");
+      expect(String(result.messages[0]!.content)).toContain("Two questions were asked and answered.");
+      expect(result.messages[1]).toEqual(question[0]);
+      // The estimate was already past three quarters before the first request, so it went out folded.
+      expect(server.chatRequests()[0]!.promptTokens!).toBeLessThan(1000);
+      expect(validateTranscript(result.messages)).toEqual([]);
+    });
+  });
+
+  it("does nothing but say so without tasks.compaction, never asking the main model", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config, events }) => {
+      server.script(calls(["read", {}]), answer());
+      const result = await run({ config: { ...config, contextLength: 4000 }, messages: history, tools: [tool("read")], compact: true });
+      expect(result.messages.slice(0, history.length)).toEqual(history);
+      expect(server.chatBodies()).toHaveLength(2);
+      expect(events.filter((event) => event.kind === "notice" && event.text.includes("compact: true"))).toHaveLength(1);
     });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * @module internal/loop-preselection
- * Where a run's shortlist comes from — the host's own, or a preselect call the loop makes through
- * an injected function — and how it is written into a proxied run's transcript.
+ * Where a run's shortlist comes from — the host's own, or a preselect call the loop makes — and
+ * how it is written into a proxied run's transcript.
  */
 
 import type { CatalogServer } from "../catalog.js";
@@ -9,13 +9,7 @@ import type { AssistantMessage, Endpoint, ModelParams, ResolvedTask, ToolMessage
 import { errorMessage } from "../errors.js";
 import { LOAD_TOOLS_NAME } from "../tool-loading.js";
 
-/**
- * What the run's first notice says ahead of the shortlist's names, until the preselect module's
- * own constant replaces it.
- */
-export const PRESELECTED_NOTICE_FALLBACK = "Preselected tools:";
-
-/** What the loop hands an injected preselect function. */
+/** What the loop hands the function that makes its preselection. */
 export interface PreselectRequest {
   /** The agent's endpoint and model settings, for a task that states no endpoint of its own. */
   config: Endpoint & ModelParams;
@@ -33,7 +27,7 @@ export interface PreselectRequest {
   onNotice: (text: string) => void;
 }
 
-/** Makes the preselection runAgentLoop's `preselect: true` asks for; the preselect module's call fits. */
+/** Makes the preselection runAgentLoop's `preselect: true` asks for. */
 export type PreselectTools = (request: PreselectRequest) => Promise<readonly string[]> | readonly string[];
 
 /** Keeps the names the run can reach, each once, in the order given. */
