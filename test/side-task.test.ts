@@ -153,6 +153,20 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
   });
 });
 
+describe("askJson when even the relaxed schema cannot be compiled", () => {
+  it("asks in words for that one request, without latching structured output off", async () => {
+    await withEndpoint({ profile: "llama.cpp", refuse: { schemaGrammar: ["pattern", "description"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script(turn({ content: '{"code":"ABC"}' }));
+      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
+      const bodies = server.chatBodies();
+      expect(bodies.map((body) => formatOf(body) !== undefined)).toEqual([true, true, false]);
+      expect(systemOf(bodies[2])).toContain(JSON.stringify(PATTERN_SCHEMA));
+      expect(notices.join("\n")).toMatch(/in words/);
+      expect(modelCapabilitiesForIn(state, server.baseUrl, undefined, MODEL).structuredOutput).toBe(true);
+    });
+  });
+});
+
 describe("askJson with a zod schema", () => {
   const Pick = z.object({ tools: z.array(z.string()), note: z.string().optional() });
 
@@ -536,6 +550,27 @@ describe("taskCall", () => {
 
   it("throws a TypeError where there is neither an endpoint nor a task baseUrl", () => {
     expect(() => taskCall({ model: "small" }, {})).toThrow(TypeError);
+  });
+
+  it("takes each field from the task where it states one, else from the options, else leaves it out", () => {
+    const value = fc.option(fc.oneof(fc.integer({ min: 0, max: 4096 }), fc.double({ min: 0, max: 2, noNaN: true })), { nil: undefined });
+    fc.assert(
+      fc.property(value, value, value, value, (taskTokens, hostTokens, taskTemperature, hostTemperature) => {
+        const task: ResolvedTask = {};
+        if (taskTokens !== undefined) task.maxTokens = taskTokens;
+        if (taskTemperature !== undefined) task.temperature = taskTemperature;
+        const host: { maxTokens?: number; temperature?: number } = {};
+        if (hostTokens !== undefined) host.maxTokens = hostTokens;
+        if (hostTemperature !== undefined) host.temperature = hostTemperature;
+        const { options } = taskCall(task, host, agent);
+        const expected: Record<string, number> = {};
+        const tokens = taskTokens ?? hostTokens;
+        const temperature = taskTemperature ?? hostTemperature;
+        if (tokens !== undefined) expected.maxTokens = tokens;
+        if (temperature !== undefined) expected.temperature = temperature;
+        expect(options).toEqual(expected);
+      }),
+    );
   });
 
   it("reads null in a task as absent", () => {
