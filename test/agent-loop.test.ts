@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import type { CatalogServer } from "../src/catalog.js";
 import type { Message, ToolDefinition } from "../src/config.js";
 import { runAgentLoopIn, type AgentLoopConfig, type AgentLoopOptions, type AgentLoopResult } from "../src/agent-loop.js";
@@ -863,5 +864,85 @@ describe("compact: true", () => {
       expect(server.chatBodies()).toHaveLength(2);
       expect(events.filter((event) => event.kind === "notice" && event.text.includes("compact: true"))).toHaveLength(1);
     });
+  });
+});
+
+describe("a run that fails at a random point", () => {
+  it("always leaves a transcript that validates, in the result, in failedRun and in what onMessage stored", async () => {
+    const step = fc.array(fc.record({ name: fc.constantFrom("read_file", "write_file", "fetch"), args: fc.constantFrom("{}", '{"path":"a"}', "{'path': 'b'}", "junk") }), {
+      minLength: 1,
+      maxLength: 3,
+    });
+    const fault = fc.record({
+      kind: fc.constantFrom("stop", "throw", "drop", "refuse", "none"),
+      step: fc.nat({ max: 4 }),
+      call: fc.nat({ max: 2 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), fault, fc.boolean(), fc.constantFrom("eager", "ondemand"), async (steps, injected, parallel, mode) => {
+        await withLoop({}, async ({ server, run, config }) => {
+          const controller = new AbortController();
+          steps.forEach((specs, at) => {
+            if (injected.step === at && injected.kind === "drop") server.script({ kind: "drop", afterChunks: [] });
+            else if (injected.step === at && injected.kind === "refuse") server.script({ kind: "error", status: 400, body: { error: { message: "Bad request" } } });
+            else server.script(calls(...specs.map((spec, index): [string, string, string] => [spec.name, spec.args, `c${at}_${index}`])));
+          });
+          server.script(answer());
+          const stored: Message[] = [...question];
+          let outcome: AgentLoopResult | unknown;
+          try {
+            outcome = await run({
+              config: { ...config, toolDiscovery: mode as "eager" | "ondemand" },
+              tools: catalogTools,
+              catalog,
+              parallel,
+              signal: controller.signal,
+              onMessage: (message) => {
+                stored.push(message);
+              },
+              dispatch: ({ id }) => {
+                if (id === `c${injected.step}_${injected.call}`) {
+                  if (injected.kind === "throw") throw new Error("tool broke");
+                  if (injected.kind === "stop") {
+                    controller.abort(new Error("stopped"));
+                    return new Promise(() => undefined);
+                  }
+                }
+                return "ok";
+              },
+            });
+          } catch (error) {
+            expect(AgentLoopError.is(error) || ToolIterationLimit.is(error) || AgentLoopOverflow.is(error)).toBe(true);
+            outcome = failedRun(error);
+            expect(outcome).toBeDefined();
+          }
+          const messages = (outcome as { messages: Message[] }).messages;
+          expect(validateTranscript(messages)).toEqual([]);
+          expect(validateTranscript(stored)).toEqual([]);
+          expect(stored).toEqual(messages);
+        });
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
+
+describe("the request head", () => {
+  it("stays the same between steps in eager and proxied mode, and changes in on-demand mode only where a load adds a tool", async () => {
+    for (const mode of ["eager", "proxy", "ondemand"] as const) {
+      await withLoop({}, async ({ server, run, config }) => {
+        const load = mode === "proxy" ? ["load_tools", { names: ["fetch"] }] : mode === "ondemand" ? ["load_tools", { names: ["fetch"] }] : ["fetch", {}];
+        const use = mode === "proxy" ? ["call_tool", { name: "fetch" }] : ["fetch", {}];
+        server.script(calls(load as [string, Record<string, unknown>]), calls(use as [string, Record<string, unknown>]), calls(use as [string, Record<string, unknown>]), answer());
+        await run({ config: { ...config, toolDiscovery: mode }, system: "Be brief.", tools: [...catalogTools].reverse(), catalog });
+        const heads = server.chatBodies().map((body) => JSON.stringify([systemOf(body), body.tools]));
+        const changes = heads.slice(1).filter((head, index) => head !== heads[index]).length;
+        expect(changes).toBe(mode === "ondemand" ? 1 : 0);
+        for (const body of server.chatBodies()) {
+          const names = toolNames(body);
+          expect(names).toEqual([...names].sort());
+        }
+      });
+    }
   });
 });
