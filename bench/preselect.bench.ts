@@ -23,6 +23,7 @@ import { createState } from "../src/internal/state.js";
 import { preselectByKeywordsIn } from "../src/preselect.js";
 
 const CAP = 12;
+const PASSES = 3;
 
 /** Plain BM25 recall@12 per file, as the corpus's BASELINE.md states it. */
 const PLAIN_BM25: Readonly<Record<string, number>> = Object.freeze({
@@ -156,20 +157,32 @@ export async function run(): Promise<string> {
     const set = name.replace(/\.json$/, "");
     const file = JSON.parse(readFileSync(join(folder, name), "utf8")) as CorpusFile;
     const { catalog, ids } = catalogOf(file);
-    const state = createState();
-    const indexStart = performance.now();
-    preselectByKeywordsIn(state, catalog, "");
-    const indexMs = performance.now() - indexStart;
+    // Fastest of three builds, each in a fresh state: on a shared machine the slower ones measure the neighbours.
+    let indexMs = Number.POSITIVE_INFINITY;
+    let state = createState();
+    for (let round = 0; round < PASSES; round++) {
+      state = createState();
+      const indexStart = performance.now();
+      preselectByKeywordsIn(state, catalog, "");
+      indexMs = Math.min(indexMs, performance.now() - indexStart);
+    }
     const needing = file.queries.filter((query) => query.relevant.length > 0);
     const rankings: string[][] = [];
     const confident: boolean[] = [];
-    const start = performance.now();
     for (const query of needing) {
       const result = preselectByKeywordsIn(state, catalog, query.query, { max: CAP });
       rankings.push(result.scores.map((entry) => keyOf(entry.server, entry.name)));
       confident.push(result.confident);
     }
-    const perQuery = (performance.now() - start) / Math.max(needing.length, 1);
+    // The same again, timed: fastest of three passes over every query, the index already built.
+    let perQuery = Number.POSITIVE_INFINITY;
+    let sink = 0;
+    for (let round = 0; round < PASSES; round++) {
+      const start = performance.now();
+      for (const query of needing) sink += preselectByKeywordsIn(state, catalog, query.query, { max: CAP }).tools.length;
+      perQuery = Math.min(perQuery, (performance.now() - start) / Math.max(needing.length, 1));
+    }
+    if (sink < 0) console.log(sink);
     const overlap = overlapRanker(catalog);
     const overlapRankings = needing.map((query) => overlap(query.query));
     const mine = score(rankings, needing, ids);

@@ -159,16 +159,11 @@ function pairsOf(terms: readonly string[]): string[] {
   return pairs;
 }
 
-function counts(terms: readonly string[]): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const term of terms) map.set(term, (map.get(term) ?? 0) + 1);
-  return map;
-}
-
 /** Builds the index of a catalogue; servers or tools that are not objects with a string name are skipped. */
 export function indexTools(catalog: readonly CatalogServer[], settings: IndexSettings = DEFAULT_INDEX_SETTINGS): KeywordIndex {
   const tools: IndexedTool[] = [];
-  const fields: { name: Map<string, number>; label: Map<string, number>; description: Map<string, number>; lengths: [number, number, number] }[] = [];
+  // Per tool, its name terms (pairs included), its server's label terms and its description terms.
+  const fields: { name: string[]; label: string[]; description: string[]; nameLength: number }[] = [];
   const list = Array.isArray(catalog) ? catalog : [];
   const groupOf: number[] = [];
   const groups: number[][] = [];
@@ -181,39 +176,51 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     for (const tool of server.tools) {
       if (!tool || typeof tool !== "object" || typeof tool.name !== "string" || tool.name === "") continue;
       const nameTerms = termsOf(tool.name, settings.stem);
-      const descriptionTerms = termsOf(typeof tool.description === "string" ? tool.description : "", settings.stem);
-      const name = counts(nameTerms);
-      if (settings.pairWeight > 0) {
-        for (const pair of pairsOf(nameTerms)) name.set(pair, (name.get(pair) ?? 0) + settings.pairWeight);
-      }
+      const nameLength = nameTerms.length;
+      if (settings.pairWeight > 0) nameTerms.push(...pairsOf(nameTerms));
       group.push(tools.length);
       groupOf.push(groups.length);
       tools.push({ name: tool.name, server: serverName });
       fields.push({
-        name,
-        label: counts(labelTerms),
-        description: counts(descriptionTerms),
-        lengths: [nameTerms.length, labelTerms.length, descriptionTerms.length],
+        name: nameTerms,
+        label: labelTerms,
+        description: termsOf(typeof tool.description === "string" ? tool.description : "", settings.stem),
+        nameLength,
       });
     }
     if (group.length > 0) groups.push(group);
   }
   const count = tools.length;
-  const average = [0, 0, 0];
-  for (const field of fields) for (let f = 0; f < 3; f++) average[f]! += field.lengths[f]!;
-  for (let f = 0; f < 3; f++) average[f] = count > 0 && average[f]! > 0 ? average[f]! / count : 1;
-  const { weights, lengthNormalisation: b, k1 } = settings;
-  const weightOf = [weights.name, weights.label, weights.description];
-  const bOf = [b.name, b.label, b.description];
+  let nameTotal = 0;
+  let labelTotal = 0;
+  let descriptionTotal = 0;
+  for (const field of fields) {
+    nameTotal += field.nameLength;
+    labelTotal += field.label.length;
+    descriptionTotal += field.description.length;
+  }
+  const nameAverage = nameTotal > 0 ? nameTotal / count : 1;
+  const labelAverage = labelTotal > 0 ? labelTotal / count : 1;
+  const descriptionAverage = descriptionTotal > 0 ? descriptionTotal / count : 1;
+  const { weights, lengthNormalisation: b, k1, pairWeight } = settings;
+  const share = (weight: number, normalisation: number, length: number, average: number): number => {
+    const norm = 1 - normalisation + normalisation * (length / average);
+    return weight / (norm > 0 ? norm : 1);
+  };
   const gathered = new Map<string, { tools: number[]; weights: number[] }>();
+  const pseudo = new Map<string, number>();
   fields.forEach((field, position) => {
-    const pseudo = new Map<string, number>();
-    [field.name, field.label, field.description].forEach((terms, f) => {
-      const norm = 1 - bOf[f]! + bOf[f]! * (field.lengths[f]! / average[f]!);
-      for (const [term, frequency] of terms) {
-        pseudo.set(term, (pseudo.get(term) ?? 0) + (weightOf[f]! * frequency) / (norm > 0 ? norm : 1));
-      }
+    pseudo.clear();
+    // Each occurrence adds its field's weight over that field's length normalisation.
+    const nameShare = share(weights.name, b.name, field.nameLength, nameAverage);
+    field.name.forEach((term, index) => {
+      const add = index < field.nameLength ? nameShare : nameShare * pairWeight;
+      pseudo.set(term, (pseudo.get(term) ?? 0) + add);
     });
+    const labelShare = share(weights.label, b.label, field.label.length, labelAverage);
+    for (const term of field.label) pseudo.set(term, (pseudo.get(term) ?? 0) + labelShare);
+    const descriptionShare = share(weights.description, b.description, field.description.length, descriptionAverage);
+    for (const term of field.description) pseudo.set(term, (pseudo.get(term) ?? 0) + descriptionShare);
     for (const [term, frequency] of pseudo) {
       let entry = gathered.get(term);
       if (!entry) {
