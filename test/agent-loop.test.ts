@@ -946,3 +946,86 @@ describe("the request head", () => {
     }
   });
 });
+
+describe("cache stability over a 12-step run with 8 tool loads", () => {
+  const wide = Array.from({ length: 20 }, (_, index) => {
+    const name = `tool_${String(index).padStart(2, "0")}`;
+    return {
+      type: "function",
+      function: {
+        name,
+        description: `Tool number ${index}: reads, filters and reports on the records it is pointed at, with paging.`,
+        parameters: {
+          type: "object",
+          properties: {
+            path: { type: "string", description: "Where the records are, relative to the workspace root." },
+            filter: { type: "string", description: "A filter expression applied to each record before it is returned." },
+            page: { type: "integer", description: "Which page of results to return, from 1." },
+          },
+          required: ["path"],
+        },
+      },
+    } satisfies ToolDefinition;
+  });
+  const wideCatalog: CatalogServer[] = [{ name: "records", tools: wide.map((entry) => ({ name: entry.function.name, description: entry.function.description })) }];
+  // About 2,500 tokens: the size of a working agent's instructions.
+  const system = "You are the records assistant for a small team. ".repeat(200);
+  const loads = ["tool_03", "tool_07", "tool_11", "tool_01", "tool_15", "tool_19", "tool_05", "tool_09"];
+
+  /** Eleven tool-calling steps — a load of each of eight tools, with three calls between — then the answer. */
+  function script(server: EndpointServer, mode: "eager" | "ondemand" | "proxy"): void {
+    const plan: Array<["load" | "call", string]> = [];
+    loads.forEach((name, index) => {
+      plan.push(["load", name]);
+      if (index % 3 === 2 || index === loads.length - 1) plan.push(["call", name]);
+    });
+    for (const [kind, name] of plan) {
+      if (mode === "eager") server.script(calls([name, { path: `${kind}/${name}` }]));
+      else if (kind === "load") server.script(calls(["load_tools", { names: [name] }]));
+      else if (mode === "proxy") server.script(calls(["call_tool", { name, arguments: { path: name } }]));
+      else server.script(calls([name, { path: name }]));
+    }
+    server.script(answer("The records are in order."));
+  }
+
+  async function measure(mode: "eager" | "ondemand" | "proxy"): Promise<{ share: number; metrics: AgentLoopResult["metrics"]; bodies: Record<string, unknown>[] }> {
+    let measured: { share: number; metrics: AgentLoopResult["metrics"]; bodies: Record<string, unknown>[] } | undefined;
+    await withLoop({ profile: "llama.cpp", prefixCache: true }, async ({ server, run, config }) => {
+      script(server, mode);
+      const result = await run({
+        config: { ...config, toolDiscovery: mode },
+        system,
+        tools: wide,
+        catalog: wideCatalog,
+        dispatch: ({ name, args }) => `${name}: 3 records under ${String(args.path)}`,
+      });
+      const later = result.metrics.turnMetrics.slice(1);
+      const share = later.reduce((sum, turn) => sum + turn.cached, 0) / later.reduce((sum, turn) => sum + turn.prompt, 0);
+      measured = { share, metrics: result.metrics, bodies: server.chatBodies() };
+    });
+    return measured!;
+  }
+
+  it("keeps at least 95% of the prompt cached from step 2 on in proxied and eager mode", async () => {
+    for (const mode of ["proxy", "eager"] as const) {
+      const { share, metrics, bodies } = await measure(mode);
+      expect(bodies).toHaveLength(12);
+      expect(share, `${mode}: ${(share * 100).toFixed(1)}% cached`).toBeGreaterThanOrEqual(0.95);
+      console.info(`${mode}: ${(share * 100).toFixed(1)}% of prompt tokens cached from step 2 on`);
+      expect(metrics.cacheBreaks).toBe(0);
+    }
+  });
+
+  it("reports every break in on-demand mode as tools-changed, on the step after each load", async () => {
+    const { metrics, bodies, share } = await measure("ondemand");
+    console.info(`ondemand: ${(share * 100).toFixed(1)}% of prompt tokens cached from step 2 on`);
+    expect(bodies).toHaveLength(12);
+    const broken = metrics.turnMetrics.map((turn, index) => (turn.cacheBroken ? `${index}:${turn.cacheBreakReason}` : undefined)).filter(Boolean);
+    const afterLoads = bodies
+      .map((body, index) => (index > 0 && JSON.stringify(body.tools) !== JSON.stringify(bodies[index - 1]!.tools) ? `${index}:tools-changed` : undefined))
+      .filter(Boolean);
+    expect(afterLoads).toHaveLength(8);
+    expect(broken).toEqual(afterLoads);
+    expect(metrics.cacheBreaksByReason).toEqual({ "tools-changed": 8 });
+  });
+});
