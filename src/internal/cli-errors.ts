@@ -117,6 +117,9 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   if (code) return new CliFailure("unreachable", `Could not reach ${url}: ${CONNECTION_CODES[code]} (${code}).`, error);
   const description = describeError(error);
   const words = oneLine(description.message || (error instanceof Error ? error.message : String(error)));
+  if (/\bbad port\b/i.test(words)) {
+    return new CliFailure("unreachable", `Could not reach ${url}: fetch refuses to connect to that port; use the port the server listens on.`, error);
+  }
   if (error instanceof Error && error.name === "APIConnectionError") {
     return new CliFailure("unreachable", `Could not reach ${url}: ${words || "the connection failed"}.`, error);
   }

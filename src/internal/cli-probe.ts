@@ -215,8 +215,14 @@ function modelRecord(probe: Probe): ModelCapabilities {
   return record;
 }
 
-/** GETs the model listing with plain fetch, so an HTML page or a refused key is told apart from a missing route. */
-async function readListing(options: ProbeOptions, base: string): Promise<ListedModel[] | undefined> {
+/**
+ * GETs the model listing with plain fetch, so an HTML page or a refused key is told apart from a
+ * missing route; undefined where the server has no listing.
+ *
+ * Throws a {@link CliFailure} where nothing answers, the key is refused or the answer is not an
+ * OpenAI-compatible API's.
+ */
+export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal" | "timeoutSeconds">, base: string): Promise<ListedModel[] | undefined> {
   const signals = [AbortSignal.timeout((options.timeoutSeconds ?? 60) * 1000), ...(options.signal ? [options.signal] : [])];
   let response: Response;
   let text: string;

@@ -1,0 +1,156 @@
+/**
+ * @module internal/cli-demo
+ * `agent-core demo`: one short agent run with two real tools, printed as it happens — tokens as
+ * they stream, the scratchpad dimmed, each tool call and result, every notice — and the run's
+ * metrics at the end. Without a URL it runs against the embedded loopback endpoint in the
+ * llama.cpp profile, whose scripted model thinks, calls each tool and answers, and which refuses
+ * the `min_p` field once so the negotiation shows.
+ */
+import { runAgentLoopIn, type AgentLoopConfig, type AgentLoopResult } from "../agent-loop.js";
+import type { RunEventInput } from "../events.js";
+import { startEndpoint } from "../testing.js";
+import type { EndpointServer } from "./testing-types.js";
+import { clearState, createState, type RuntimeState } from "./state.js";
+import { DEMO_TOOLS, demoDispatch } from "./cli-demo-tools.js";
+import { DEMO_QUESTION, DEMO_SYSTEM, demoModel } from "./cli-demo-model.js";
+import { formatMetrics, stylesFor, type Output, type Styles } from "./cli-output.js";
+import { oneLine } from "./cli-errors.js";
+
+/** The model name the simulated endpoint serves. */
+export const DEMO_MODEL = "demo-model";
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** A real endpoint to run against; absent starts the simulated one. */
+  baseUrl?: string;
+  /** The model on the real endpoint; required with `baseUrl`. */
+  model?: string;
+  /** The key for the real endpoint. */
+  apiKey?: string;
+  /** The folder list_files may read. @default process.cwd() */
+  folder?: string;
+  /** Where the run is printed. */
+  stdout: Output;
+  /** Whether to style the output with ANSI codes. */
+  color: boolean;
+  /** Stops the run. */
+  signal?: AbortSignal;
+  /** The runtime state to run in; absent uses a fresh one, cleared at the end. */
+  state?: RuntimeState;
+  /** The simulated model's pause before each chunk, in milliseconds. @default 12 */
+  delayMs?: number;
+}
+
+/** Prints run events as they arrive, keeping output, thinking and tool lines apart. */
+function createPrinter(out: Output, styles: Styles): (event: RunEventInput) => void {
+  let mode: "line" | "output" | "thinking" = "line";
+  const endLine = (): void => {
+    if (mode !== "line") out.write("\n");
+    mode = "line";
+  };
+  return (event) => {
+    switch (event.kind) {
+      case "thinking":
+        if (mode !== "thinking") {
+          endLine();
+          out.write(styles.dim("thinking: "));
+          mode = "thinking";
+        }
+        out.write(styles.dim(event.text));
+        return;
+      case "output":
+        if (mode !== "output") {
+          endLine();
+          out.write(styles.bold("answer: "));
+          mode = "output";
+        }
+        out.write(event.text);
+        return;
+      case "tool-call":
+        endLine();
+        out.write(`${styles.yellow("→ tool call")} ${event.name}(${oneLine(event.args, 160)})\n`);
+        return;
+      case "tool-result": {
+        endLine();
+        const lines = event.content.split("\n");
+        const shown = oneLine(lines.slice(0, 6).join(", "), 160) + (lines.length > 6 ? `, … (${lines.length} lines)` : "");
+        const label = event.ok ? styles.green("← result") : styles.red("← failed");
+        out.write(`${label} ${event.name}: ${shown}${event.durationMs !== undefined ? styles.dim(` (${Math.round(event.durationMs)} ms)`) : ""}\n`);
+        return;
+      }
+      case "notice":
+        endLine();
+        out.write(`${styles.yellow("! notice")} ${event.text}\n`);
+        return;
+      case "error":
+        endLine();
+        out.write(`${styles.red("✗ error")} ${event.message}\n`);
+        return;
+      case "usage": {
+        endLine();
+        const turn = event.turn;
+        out.write(styles.dim(`  turn: ${turn.prompt} prompt tokens (${turn.cached} cached), ${turn.completion} completion, finish ${turn.finishReason || "unsaid"}\n`));
+        return;
+      }
+      case "done":
+        endLine();
+        return;
+    }
+  };
+}
+
+/**
+ * Runs the demo and prints it; resolves with the run's result, rejects with what stopped it.
+ *
+ * Everything the demo starts (the simulated endpoint, a fresh state's connection pool) is closed
+ * before it settles, however it ends.
+ */
+export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
+  const out = options.stdout;
+  const styles = stylesFor(options.color);
+  const state = options.state ?? createState();
+  let server: EndpointServer | undefined;
+  try {
+    let baseUrl = options.baseUrl;
+    let model = options.model ?? DEMO_MODEL;
+    if (baseUrl === undefined) {
+      server = await startEndpoint({
+        profile: "llama.cpp",
+        models: [{ id: DEMO_MODEL }],
+        respond: demoModel(options.delayMs),
+        refuse: { fields: ["min_p"] },
+        prefixCache: true,
+      });
+      baseUrl = server.baseUrl;
+      model = DEMO_MODEL;
+      out.write(styles.dim(`A simulated llama.cpp server is answering at ${baseUrl} with a scripted model; pass --base-url and --model to use yours.\n`));
+    } else {
+      out.write(styles.dim(`Running against ${baseUrl}, model ${model}.\n`));
+    }
+    out.write(`${styles.bold("question:")} ${DEMO_QUESTION}\n`);
+    const config: AgentLoopConfig = {
+      baseUrl,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      model,
+      maxToolIterations: 6,
+      maxTokens: 1024,
+      temperature: 0.2,
+      extraBody: { min_p: 0.05 },
+    };
+    const dispatch = demoDispatch(options.folder ?? process.cwd());
+    const result = await runAgentLoopIn(state, {
+      config,
+      system: DEMO_SYSTEM,
+      messages: [{ role: "user", content: DEMO_QUESTION }],
+      tools: DEMO_TOOLS,
+      dispatch: (request) => dispatch(request),
+      onEvent: createPrinter(out, styles),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    out.write(`\n${styles.bold("run metrics")}\n${formatMetrics(result.metrics)}\n`);
+    return result;
+  } finally {
+    await server?.close();
+    if (!options.state) clearState(state);
+  }
+}
