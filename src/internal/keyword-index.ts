@@ -9,9 +9,10 @@
  * description. Words are lower-cased, split on camelCase, snake_case, kebab-case and anything
  * that is not a letter or a digit, reduced by a light suffix stemmer (plurals, -ing, -ed), and
  * English function words are dropped before anything is counted; Chinese and Japanese text is
- * read as pairs of characters. A tool's name also yields the
- * pairs of adjacent words it is made of, and a request's adjacent words are looked up as pairs,
- * so "create issue" ranks `create_issue` above a tool that only shares one of the two words.
+ * read as pairs of characters. A tool's name also yields the pairs of adjacent words it is made
+ * of, and a request's adjacent words are looked up as pairs, so "create issue" ranks
+ * `create_issue` above a tool that only shares one of the two words. A tool also gains a share of
+ * the best score on its own server, since the tools one request needs tend to sit together.
  */
 
 import type { CatalogServer } from "../catalog.js";
