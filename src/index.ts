@@ -96,6 +96,20 @@ export type { CapabilitiesSnapshot, EndpointSnapshot, ModelSnapshot, ImportCapab
 export { runTurn } from "./run-turn.js";
 export type { RunTurnOptions, BuildRequest } from "./run-turn.js";
 
+// side-task
+export { ask, askReply, askJson, parseJson, summariser, taskCall } from "./side-task.js";
+export type {
+  SideTaskInput,
+  SideTaskOptions,
+  AskJsonOptions,
+  SideTaskReply,
+  SideTaskSchema,
+  SummariserOptions,
+  SideTaskSummariser,
+  TaskCall,
+  TaskCallOptions,
+} from "./side-task.js";
+
 // compaction
 export {
   pruneToolResults,
