@@ -202,8 +202,10 @@ function positiveNumber(value: unknown): number | undefined {
 }
 
 /** {@link runAgentLoop} on an explicit runtime state. @internal */
-export async function runAgentLoopIn(state: RuntimeState, options: AgentLoopOptions): Promise<AgentLoopResult> {
-  const config = options.config;
+export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOptions): Promise<AgentLoopResult> {
+  // Read defensively, so even a call with nothing valid in it fails as an AgentLoopError.
+  const options = (given && typeof given === "object" ? given : {}) as AgentLoopOptions;
+  const config = (options.config && typeof options.config === "object" ? options.config : {}) as AgentLoopConfig;
   const now = options.now ?? Date.now;
   const signal = options.signal;
   const mode: ToolDiscovery = config.toolDiscovery === "ondemand" || config.toolDiscovery === "proxy" ? config.toolDiscovery : "eager";

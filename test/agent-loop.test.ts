@@ -1029,3 +1029,46 @@ describe("cache stability over a 12-step run with 8 tool loads", () => {
     expect(metrics.cacheBreaksByReason).toEqual({ "tools-changed": 8 });
   });
 });
+
+describe("bad input", () => {
+  it("answers load_tools called with junk, a rejection that is not an Error and a huge result as tool results", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: 42 }], ["load_tools", "not json"], ["fetch", {}], ["search", {}]), answer());
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        tools: catalogTools,
+        catalog,
+        dispatch: ({ name }) => (name === "fetch" ? Promise.reject(404) : "y".repeat(1_000_000)),
+      });
+      const [junk, unreadable, rejected, huge] = result.messages.slice(2).map((message) => String(message.content));
+      expect(junk).toContain('{"names"');
+      expect(unreadable).toContain("not a JSON object");
+      expect(rejected).toBe("404");
+      expect(huge!.length).toBeLessThan(101_000);
+      expect(huge).toContain("more characters were left out");
+      expect(validateTranscript(result.messages)).toEqual([]);
+    });
+  });
+
+  it("stops a model that loops on the same call at maxToolIterations", async () => {
+    await withLoop({}, async ({ server, config, state }) => {
+      let made = 0;
+      server.script(calls(["read", {}]), calls(["read", {}]), calls(["read", {}]), calls(["read", {}]));
+      const looped = await runAgentLoopIn(state, { config: { ...config, maxToolIterations: 3 }, messages: question, tools: [tool("read")], dispatch: () => ++made }).catch((caught: unknown) => caught);
+      expect(looped).toBeInstanceOf(ToolIterationLimit);
+      // A repeat across steps is a real call each time: the file read may have been written since.
+      expect(made).toBe(3);
+      expect(server.chatBodies()).toHaveLength(3);
+    });
+  });
+
+  it("fails as an AgentLoopError whatever it is handed", async () => {
+    const state = createState();
+    for (const options of [undefined, {}, { config: null, messages: "no" }, { config: { baseUrl: "http://127.0.0.1:9/v1", model: "m", maxToolIterations: 1, maxRetries: 0 }, messages: [] }]) {
+      const error = await runAgentLoopIn(state, options as unknown as AgentLoopOptions).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error), String(error)).toBe(true);
+      expect(failedRun(error)).toBeDefined();
+    }
+    clearState(state);
+  });
+});
