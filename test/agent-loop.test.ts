@@ -1072,3 +1072,16 @@ describe("bad input", () => {
     clearState(state);
   });
 });
+
+describe("a run with no tools", () => {
+  it("declares nothing in any mode, not even a meta-tool", async () => {
+    for (const mode of ["eager", "ondemand", "proxy"] as const) {
+      await withLoop({}, async ({ server, run, config }) => {
+        server.script(answer());
+        await run({ config: { ...config, toolDiscovery: mode }, system: "Plain." });
+        expect(server.chatBodies()[0]!.tools).toBeUndefined();
+        expect(systemOf(server.chatBodies()[0]!)).toBe("Plain.");
+      });
+    }
+  });
+});

@@ -160,8 +160,9 @@ export function createRunTools(
     counts,
     head(shortlist) {
       if (shortlist && shortlist.length > 0 && mode !== "proxy") return { system, tools: definitionsOf(shortlist) };
-      if (mode === "proxy") return { system: fullSystem, tools: [...PROXY_TOOLS] };
-      if (mode === "ondemand") return { system: fullSystem, tools: [LOAD_TOOLS, ...definitionsOf(loaded)] };
+      // With nothing to load there is no catalogue and no meta-tool to declare.
+      if (mode === "proxy") return { system: fullSystem, tools: loadable.length > 0 ? [...PROXY_TOOLS] : [] };
+      if (mode === "ondemand") return { system: fullSystem, tools: [...(loadable.length > 0 ? [LOAD_TOOLS] : []), ...definitionsOf(loaded)] };
       return { system, tools: [...definitions.values()] };
     },
     knownNames() {
