@@ -276,6 +276,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
   const name = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
   const droppable = Array.isArray(options.droppable) ? options.droppable.filter((field): field is string => typeof field === "string") : [];
   const flipped = new Set<string>();
+  const raced = new Set<string>();
   for (let attempt = 1; ; attempt += 1) {
     const model = name === undefined ? undefined : modelCapabilitiesOf(supports, name);
     try {
@@ -292,6 +293,13 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent);
       if (decision.kind === "pass") throw error;
       if (decision.kind === "stuck") throw new NegotiationError(decision.message, { refused: decision.refused, attempts: attempt, cause: error });
+      // Another request on the same records latched this while ours was in flight: ours was built
+      // before the latch, so it is sent again as it now reads, once per latch.
+      const stale = decision.answers.every((answer) => answer.already && !flipped.has(answer.latch) && !raced.has(answer.latch));
+      if (stale && attempt < MAX_ATTEMPTS) {
+        for (const answer of decision.answers) raced.add(answer.latch);
+        continue;
+      }
       for (const answer of decision.answers) {
         if (answer.already || flipped.has(answer.latch)) {
           throw new NegotiationError(

@@ -522,6 +522,35 @@ describe("negotiate: what goes to the caller", () => {
     });
   });
 
+  it("re-sends a request built before another one latched the same refusal, instead of giving up", async () => {
+    await withEndpoint({ profile: "openai", refuse: { streamOptions: true } }, async (context) => {
+      const config = { model: M };
+      context.server.script(turn({ content: "one" }), turn({ content: "two" }));
+      // Both bodies are built with stream_options before either refusal comes back.
+      const [first, second] = await Promise.allSettled([sendTurn(context, config), sendTurn(context, config)]);
+      expect(first.status).toBe("fulfilled");
+      expect(second.status).toBe("fulfilled");
+      const bodies = context.server.chatBodies();
+      expect(bodies).toHaveLength(4);
+      expect(bodies.slice(0, 2).every((body) => "stream_options" in (body as object))).toBe(true);
+      expect(bodies.slice(2).some((body) => "stream_options" in (body as object))).toBe(false);
+      expect(context.supports.usageInStream).toBe(false);
+    });
+  });
+
+  it("still ends in a NegotiationError when a raced refusal comes back a second time", async () => {
+    await withEndpoint({ profile: "openai", refuse: { streamOptions: true } }, async (context) => {
+      context.supports.usageInStream = false;
+      // A send that ignores the records: the latch was off before it ever sent.
+      const attempt = negotiate(context.supports, (_supports, produced) =>
+        streamTurn(context.client, { model: M, messages: [{ role: "user", content: "hi" }], stream_options: { include_usage: true } }, { produced }),
+      );
+      const error = await attempt.catch((caught: unknown) => caught);
+      expect(NegotiationError.is(error)).toBe(true);
+      expect(context.server.chatBodies()).toHaveLength(2);
+    });
+  });
+
   it("ends in a NegotiationError when the refusal names a droppable field the request did not send", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       context.server.script({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k", type: "invalid_request_error" } } });
