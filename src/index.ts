@@ -110,6 +110,28 @@ export type {
   TaskCallOptions,
 } from "./side-task.js";
 
+// preselect
+export {
+  preselect,
+  preselectByKeywords,
+  preselectSystem,
+  preselectInput,
+  preselection,
+  PRESELECT_SCHEMA,
+  PRESELECTED_NOTICE,
+  KEYWORD_MIN_SCORE,
+  KEYWORD_DROPOFF,
+} from "./preselect.js";
+export type {
+  PreselectOptions,
+  PreselectAsk,
+  PreselectAskOptions,
+  KeywordOptions,
+  KeywordThresholds,
+  KeywordPreselection,
+  KeywordScore,
+} from "./preselect.js";
+
 // compaction
 export {
   pruneToolResults,
