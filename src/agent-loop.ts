@@ -4,176 +4,45 @@
  * tools run between steps, load_tools and preselection handled, until the model stops asking.
  *
  * Each concern lives in its own module: the calls in run-calls, the catalogue and loads in
- * tool-loading (with the loop's view of them in internal/loop-tools), the usage, cache and
- * ledger accounting in internal/loop-usage, and the shortlist in internal/loop-preselection. What
- * is left here is the order things happen in, and turning any failure into one of the errors
- * the run documents, carrying the run as it stood.
+ * tool-loading (with the loop's view of them in internal/loop-tools), one step's request in
+ * internal/loop-step, the usage, cache and ledger accounting in internal/loop-usage, the
+ * shortlist in internal/loop-preselection and the side tasks in internal/loop-side-tasks. What
+ * is left here is the order things happen in, and turning any failure into one of the errors the
+ * run documents, carrying the run as it stood.
  */
 
-import type OpenAI from "openai";
 import type { CatalogServer } from "./catalog.js";
-import type { AssistantMessage, Endpoint, Message, ModelParams, ResolvedTask, RetryPolicy, ToolDefinition, ToolMessage, ToolPolicy, Turn, TurnUsage, WindowPolicy } from "./config.js";
+import type { AssistantMessage, Message, ToolMessage, Turn } from "./config.js";
 import { charsPerTokenForIn } from "./calibration.js";
 import { capabilitiesForIn } from "./capabilities.js";
-import { firstTokenMs, getClientIn, timeoutMs } from "./client.js";
-import { compactTranscript, planCompaction, type Summariser } from "./compaction.js";
-import { continueTurn } from "./continuation.js";
-import { AgentLoopError, AgentLoopOverflow, errorMessage, ToolIterationLimit, type FailedRun } from "./errors.js";
-import { runMetrics, type RunEvent, type RunEventInput, type RunMetrics, type RunTotals, type TurnMetrics } from "./events.js";
-import { gatherIn, notify, withContextIn, type HookEventName, type HookRunner } from "./hooks.js";
-import { rebaseLedger, type LedgerEntry } from "./ledger.js";
-import { buildBody, type RequestBody, type ToolOrder } from "./request-body.js";
-import { ContextOverflow } from "./retry.js";
-import { readCalls, runCalls, type Dispatch } from "./run-calls.js";
-import { runTurnIn } from "./run-turn.js";
-import { recoverToolCalls as recoverCalls, type ToolCallOutcome, type ToolCallRequest, type ToolCallResult } from "./tool-calls.js";
-import { createRunTools, type ToolDiscovery } from "./internal/loop-tools.js";
-import { createUsageAccount } from "./internal/loop-usage.js";
+import { getClientIn } from "./client.js";
+import { compactTranscript, planCompaction } from "./compaction.js";
+import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit, type FailedRun } from "./errors.js";
+import { runMetrics, type RunEvent, type RunEventInput } from "./events.js";
+import { gatherIn, notify, withContextIn } from "./hooks.js";
+import { rebaseLedger } from "./ledger.js";
 import { PRESELECTED_NOTICE } from "./preselect.js";
+import { ContextOverflow } from "./retry.js";
+import { readCalls, runCalls } from "./run-calls.js";
+import { recoverToolCalls as recoverCalls, type ToolCallOutcome } from "./tool-calls.js";
+import type { AgentLoopConfig, AgentLoopOptions, AgentLoopResult } from "./internal/loop-options.js";
 import { askShortlist, holdShortlist, shortlistExchange, type PreselectTools } from "./internal/loop-preselection.js";
 import { defaultPreselect, defaultSummariser } from "./internal/loop-side-tasks.js";
+import { sendStep } from "./internal/loop-step.js";
+import { createRunTools, type ToolDiscovery } from "./internal/loop-tools.js";
+import { createUsageAccount } from "./internal/loop-usage.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
 
 export type { PreselectRequest, PreselectTools } from "./internal/loop-preselection.js";
-
-/** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
-export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
-  /** Side tasks as an agent document resolves them; the loop reads `toolSelect` and `compaction`. */
-  tasks?: { toolSelect?: ResolvedTask; compaction?: ResolvedTask } & Record<string, ResolvedTask | undefined>;
-}
-
-/** The hooks a run gathers before its first request and tells after its answer. */
-export interface AgentLoopHooks {
-  /** Runs one event's hooks. */
-  run: HookRunner;
-  /** Fields every hook is handed (a session id, the prompt …). */
-  context?: Record<string, unknown>;
-  /** The events gathered before the first request. @default ["beforeTurn"] */
-  events?: readonly HookEventName[];
-  /** Said above the context blocks; wins over the configured preface for this run. */
-  preface?: string;
-  /** The context budget for this run, in tokens; absent is the configured one. */
-  maxTokens?: number;
-}
-
-/** What beforeStep is handed beside the transcript. */
-export interface StepBudget {
-  /** The prompt the run's last request reported; absent before the first step and where nothing was reported. */
-  used?: number;
-  /** The window: config.contextLength. */
-  limit?: number;
-  /** The token ledger so far. */
-  ledger: LedgerEntry[];
-}
-
-/**
- * The functions behind `preselect: true` and `compact: true`, for a host that makes those calls
- * its own way (or a test that plays them).
- */
-export interface AgentLoopSideTasks {
-  /** Chooses the shortlist for `preselect: true`. @default preselect with keywords first, on tasks.toolSelect's endpoint */
-  preselect?: PreselectTools;
-  /** Writes the summary for `compact: true`. @default summariser on tasks.compaction; none without it */
-  summarise?: Summariser;
-}
-
-/** Options for {@link runAgentLoop}. */
-export interface AgentLoopOptions {
-  /** The endpoint, the model and the tool policy. */
-  config: AgentLoopConfig;
-  /** Sent as the first message; on-demand and proxied modes append the catalogue. */
-  system?: string;
-  /** The transcript, ending in the question; never written to. */
-  messages: readonly Message[];
-  /** Every tool the run may reach. */
-  tools?: readonly ToolDefinition[];
-  /** The same tools, name-only, for on-demand and proxied loading; absent is built from `tools`. */
-  catalog?: readonly CatalogServer[];
-  /** A shortlist chosen before the run. */
-  preselected?: readonly string[];
-  /** Whether a shortlist gets a first step of its own (`exclusive`) or is loaded like any load (`append`). @default "exclusive" */
-  preselectRouting?: "exclusive" | "append";
-  /** Tools loaded by the last run, carried into this one (on-demand mode only). */
-  loaded?: readonly string[];
-  /** Runs a tool call for the host. */
-  dispatch: Dispatch;
-  /** Hooks gathered onto the question before the first request, and told the answer after. */
-  hooks?: AgentLoopHooks;
-  /** Stops the run. */
-  signal?: AbortSignal;
-  /** Hears every event of the run. */
-  onEvent?: (event: RunEventInput) => unknown;
-  /** Told of every call the model made; not awaited. */
-  onToolCall?: (request: ToolCallRequest) => unknown;
-  /** Told of every result; not awaited. */
-  onToolResult?: (result: ToolCallResult) => unknown;
-  /** Hears each message the run appends, as it will be replayed, in transcript order; awaited, and what it throws ends the run. */
-  onMessage?: (message: Message, step: number, turn?: Turn) => unknown;
-  /** Told each turn as it came back; not awaited. */
-  onTurn?: (turn: Turn, step: number) => unknown;
-  /** Handed each step's request as first built, before it is sent; for reading. */
-  onRequest?: (request: RequestBody, step: number) => unknown;
-  /** Handed the transcript before each request; may return a replacement. */
-  beforeStep?: (messages: Message[], step: number, budget: StepBudget) => Message[] | undefined | void | Promise<Message[] | undefined | void>;
-  /** Run a step's calls together. @default false */
-  parallel?: boolean;
-  /** Make an identical call once per step; a predicate is asked per call. @default true */
-  dedupeToolCalls?: boolean | ((request: ToolCallRequest) => boolean);
-  /** How requests order their tools. @default true (name order) */
-  toolOrder?: ToolOrder;
-  /** Look for calls written into a reply as text. @default true */
-  recoverToolCalls?: boolean;
-  /** Continuations to try for an answer cut off at maxTokens. @default 0 */
-  maxContinuations?: number;
-  /** Make the preselection with tasks.toolSelect or toolSelectModel. @default false */
-  preselect?: boolean;
-  /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
-  compact?: boolean;
-  /** The ledger a previous run handed back, to continue. */
-  ledger?: readonly LedgerEntry[];
-  /** The side-task functions `preselect` and `compact` call. */
-  sideTasks?: AgentLoopSideTasks;
-  /** The client to send with. @default the pooled client for config */
-  client?: OpenAI;
-  /** Told each notice as it is emitted. */
-  onNotice?: (text: string) => unknown;
-  /** The clock events are stamped with. @default Date.now */
-  now?: () => number;
-}
-
-/** The metrics a run returns: runMetrics over its events, the load counts, and each turn's own. */
-export interface AgentLoopMetrics extends RunMetrics {
-  /** Each turn's metrics, in order, as its usage event carried them. */
-  turnMetrics: TurnMetrics[];
-}
-
-/** What runAgentLoop hands back. */
-export interface AgentLoopResult {
-  /** The last turn, as the run saw it (recovered calls folded in). */
-  turn: Turn;
-  /** The transcript passed in plus what the run added, the question as typed. */
-  messages: Message[];
-  /** The run's token counts. */
-  usage: RunTotals;
-  /** The tools loaded on demand, to pass back as `loaded` next time. */
-  loaded: string[];
-  /** The tools that were dispatched, in the order first used. */
-  used: string[];
-  /** The shortlist the run opened with; empty where nothing was picked. */
-  preselected: string[];
-  /** Every call the model made, with its outcome. */
-  toolCalls: ToolCallOutcome[];
-  /** The hook context put on the question; empty without hooks. */
-  context: string;
-  /** The preface said above it. */
-  preface: string;
-  /** The afterTurn hooks' notes; the loop does not wait for them. */
-  afterTurn: Promise<string[]>;
-  /** The token ledger, to pass back as `ledger` next time. */
-  ledger: LedgerEntry[];
-  /** What the run cost. */
-  metrics: AgentLoopMetrics;
-}
+export type {
+  AgentLoopConfig,
+  AgentLoopHooks,
+  AgentLoopMetrics,
+  AgentLoopOptions,
+  AgentLoopResult,
+  AgentLoopSideTasks,
+  StepBudget,
+} from "./internal/loop-options.js";
 
 function quietly(listener: ((...args: never[]) => unknown) | undefined, ...args: unknown[]): void {
   if (!listener) return;
@@ -271,56 +140,33 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
       const head = tools.head(exclusiveFirst ? shortlist : undefined);
       exclusiveFirst = false;
       const at = transcript.indexOf(question as Message) >= 0 ? transcript.indexOf(question as Message) : lastUserIndex(transcript);
-      const withHooks = context ? withContextIn(state, transcript, at, context, preface) : transcript.slice();
-      const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...withHooks] : withHooks;
       const sentFrom = transcript.slice();
-      let first: RequestBody | undefined;
-      let lastBody: RequestBody | undefined;
-      const build = (current: typeof supports, model?: Parameters<typeof buildBody>[2]): RequestBody => {
-        const body = buildBody(config, current, model, messages, head.tools, options.toolOrder);
-        lastBody = body;
-        if (!first) {
-          first = body;
-          quietly(options.onRequest, body, step);
-        }
-        return body;
-      };
-      const streaming = {
-        ...(signal ? { signal } : {}),
-        onOutput: (text: string) => emitEvent({ kind: "output", text }),
-        onThinking: (text: string) => emitEvent({ kind: "thinking", text }),
-        ...(timeoutMs(config) !== undefined ? { idleMs: timeoutMs(config) } : {}),
-        ...(firstTokenMs(config) !== undefined ? { firstChunkMs: firstTokenMs(config) } : {}),
-      };
-      let turn = await runTurnIn(state, client, supports, build, {
-        ...streaming,
-        model: config.model,
-        droppable: Object.keys(config.extraBody ?? {}),
-        ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
-        ...(limit !== undefined ? { contextLimit: limit } : {}),
-        ...(positiveNumber(config.loadingTimeoutSeconds) !== undefined ? { loadingTimeoutMs: config.loadingTimeoutSeconds! * 1000 } : {}),
-        onNotice: notice,
+      const reply = await sendStep(state, client, supports, {
+        config,
+        head,
+        messages: context ? withContextIn(state, transcript, at, context, preface) : sentFrom,
+        toolOrder: options.toolOrder,
+        limit,
+        maxContinuations: Math.floor(positiveNumber(options.maxContinuations) ?? 0),
+        signal,
+        emit: emitEvent,
+        notice,
+        onRequest: (body) => quietly(options.onRequest, body, step),
       });
-      const firstUsage: TurnUsage = turn.usage;
-      if (turn.finishReason === "length") {
-        notice(`The reply was cut off at the ${config.maxTokens ?? "server's"}-token ceiling (maxTokens).`);
-        const continuations = Math.floor(positiveNumber(options.maxContinuations) ?? 0);
-        if (continuations > 0 && lastBody) {
-          turn = await continueTurn(client, supports, lastBody, turn, { ...streaming, model: config.model, maxContinuations: continuations, onNotice: notice });
-        }
-      }
+      let turn = reply.turn;
+      const firstUsage = reply.first;
+      const sent = reply.sent;
       turn = recoverFromText(turn, head.tools.length > 0);
       lastTurn = turn;
-      const sent = first ?? lastBody!;
       const metrics = account.record({ sent: { messages: sent.messages, ...(sent.tools ? { tools: sent.tools } : {}) }, transcript: sentFrom, system: head.system, turn, first: firstUsage, charsPerToken: charsPerToken() });
       emitEvent({ kind: "usage", totals: { ...account.totals }, turn: metrics, ledger: account.ledger.slice() });
       quietly(options.onTurn, turn, step);
 
       const reads = readCalls(turn.toolCalls, { truncated: turn.finishReason === "length" });
-      const reply: AssistantMessage = { role: "assistant", content: turn.content };
-      if (reads.length > 0) reply.tool_calls = reads.map((read) => read.call);
+      const said: AssistantMessage = { role: "assistant", content: turn.content };
+      if (reads.length > 0) said.tool_calls = reads.map((read) => read.call);
       try {
-        await tell(reply, step, turn);
+        await tell(said, step, turn);
       } catch (error) {
         if (reads.length > 0) await answerUnrun(reads.map((read) => read.call.id), step);
         throw error;

@@ -1,0 +1,98 @@
+/**
+ * @module internal/loop-step
+ * One step's request: the body built by buildBody for each attempt, sent by runTurn, reported
+ * once to onRequest as first built, and a reply cut off at the ceiling said and, where asked,
+ * continued.
+ */
+
+import type OpenAI from "openai";
+import type { Endpoint, Message, ModelParams, RetryPolicy, Turn, TurnUsage } from "../config.js";
+import type { EndpointCapabilities, ModelCapabilities } from "../capabilities.js";
+import { firstTokenMs, timeoutMs } from "../client.js";
+import { continueTurn } from "../continuation.js";
+import type { RunEventInput } from "../events.js";
+import { buildBody, type RequestBody, type ToolOrder } from "../request-body.js";
+import { runTurnIn } from "../run-turn.js";
+import type { StepHead } from "./loop-tools.js";
+import type { RuntimeState } from "./state.js";
+
+/** What one step sends and how it reports. */
+export interface StepRequest {
+  config: Endpoint & ModelParams & RetryPolicy;
+  /** The system prompt and tools this step declares. */
+  head: StepHead;
+  /** The transcript as sent: hook context on the question, the system prompt not yet on top. */
+  messages: readonly Message[];
+  toolOrder: ToolOrder | undefined;
+  /** The window the guard weighs the request against. */
+  limit: number | undefined;
+  maxContinuations: number;
+  signal: AbortSignal | undefined;
+  emit: (event: RunEventInput) => void;
+  notice: (text: string) => void;
+  /** Hears the request as first built. */
+  onRequest: (body: RequestBody) => void;
+}
+
+/** What a step's request came back with. */
+export interface StepReply {
+  /** The turn, continuations joined. */
+  turn: Turn;
+  /** The usage the first request reported, before any continuation. */
+  first: TurnUsage;
+  /** The request as first built. */
+  sent: RequestBody;
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** Sends one step's request and reads its reply back. @internal */
+export async function sendStep(state: RuntimeState, client: OpenAI, supports: EndpointCapabilities, request: StepRequest): Promise<StepReply> {
+  const { config, head, signal } = request;
+  const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...request.messages] : [...request.messages];
+  let first: RequestBody | undefined;
+  let last: RequestBody | undefined;
+  const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
+    const body = buildBody(config, current, model, messages, head.tools, request.toolOrder);
+    last = body;
+    if (!first) {
+      first = body;
+      request.onRequest(body);
+    }
+    return body;
+  };
+  const idleMs = timeoutMs(config);
+  const firstChunkMs = firstTokenMs(config);
+  const streaming = {
+    ...(signal ? { signal } : {}),
+    onOutput: (text: string) => request.emit({ kind: "output", text }),
+    onThinking: (text: string) => request.emit({ kind: "thinking", text }),
+    ...(idleMs !== undefined ? { idleMs } : {}),
+    ...(firstChunkMs !== undefined ? { firstChunkMs } : {}),
+  };
+  const loadingSeconds = positive(config.loadingTimeoutSeconds);
+  let turn = await runTurnIn(state, client, supports, build, {
+    ...streaming,
+    model: config.model,
+    droppable: Object.keys(config.extraBody ?? {}),
+    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+    ...(request.limit !== undefined ? { contextLimit: request.limit } : {}),
+    ...(loadingSeconds !== undefined ? { loadingTimeoutMs: loadingSeconds * 1000 } : {}),
+    onNotice: request.notice,
+  });
+  const firstUsage = turn.usage;
+  if (turn.finishReason === "length") {
+    request.notice(`The reply was cut off at the ${positive(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
+    if (request.maxContinuations > 0 && last) {
+      turn = await continueTurn(client, supports, last, turn, {
+        ...streaming,
+        model: config.model,
+        maxContinuations: request.maxContinuations,
+        onNotice: request.notice,
+      });
+    }
+  }
+  return { turn, first: firstUsage, sent: first ?? last! };
+}
