@@ -23,7 +23,7 @@ import { gatherIn, notify, withContextIn } from "./hooks.js";
 import { rebaseLedger } from "./ledger.js";
 import { PRESELECTED_NOTICE } from "./preselect.js";
 import { ContextOverflow } from "./retry.js";
-import { readCalls, runCalls } from "./run-calls.js";
+import { preview, readCalls, runCalls, STOPPED_BEFORE_CALL } from "./run-calls.js";
 import { recoverToolCalls as recoverCalls, type ToolCallOutcome } from "./tool-calls.js";
 import type { AgentLoopConfig, AgentLoopOptions, AgentLoopResult } from "./internal/loop-options.js";
 import { askShortlist, holdShortlist, shortlistExchange, type PreselectTools } from "./internal/loop-preselection.js";
@@ -216,10 +216,10 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
       const [call, result] = shortlistExchange(shortlist, transcript.length, tools.proxyShortlist(shortlist, transcript));
       const request = { id: result.tool_call_id, name: call.tool_calls![0]!.function.name, args: { names: shortlist }, raw: call.tool_calls![0]!.function.arguments };
       quietly(options.onToolCall, request);
-      emitEvent({ kind: "tool-call", id: request.id, name: request.name, args: request.raw });
+      emitEvent({ kind: "tool-call", id: request.id, name: request.name, args: preview(request.args) });
       const content = result.content as string;
       quietly(options.onToolResult, { id: request.id, name: request.name, ok: true, content });
-      emitEvent({ kind: "tool-result", id: request.id, name: request.name, ok: true, content });
+      emitEvent({ kind: "tool-result", id: request.id, name: request.name, ok: true, content: preview(content) });
       toolCalls.push({ id: request.id, name: request.name, args: request.args, ok: true, content });
       tools.endStep();
       await tell(call, 0);
@@ -281,7 +281,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
 
   async function answerUnrun(ids: readonly string[], step: number): Promise<void> {
     for (const id of ids) {
-      const message: ToolMessage = { role: "tool", tool_call_id: id, content: "Not run: the run stopped first." };
+      const message: ToolMessage = { role: "tool", tool_call_id: id, content: STOPPED_BEFORE_CALL };
       try {
         await tell(message, step);
       } catch {
