@@ -1085,3 +1085,24 @@ describe("a run with no tools", () => {
     }
   });
 });
+
+describe("call ids", () => {
+  it("may be used again by the server in a later step, and two identical calls in flight together share one request", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      let made = 0;
+      server.script(calls(["read", { path: "a" }, "call_0"], ["read", { path: "a" }, "call_1"]), calls(["read", { path: "b" }, "call_0"]), answer());
+      const result = await run({
+        tools: [tool("read")],
+        parallel: true,
+        dispatch: async ({ args }) => {
+          made += 1;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return `read ${String(args.path)}`;
+        },
+      });
+      expect(made).toBe(2);
+      expect(result.toolCalls.map((entry) => `${entry.id}=${entry.content}`)).toEqual(["call_0=read a", "call_1=read a", "call_0=read b"]);
+      expect(validateTranscript(result.messages)).toEqual([]);
+    });
+  });
+});
