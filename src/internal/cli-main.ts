@@ -111,7 +111,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     else await probe(command, io);
     return EXIT_CODES.ok;
   } catch (error) {
-    const failure = io.signal?.aborted ? readFailure(io.signal.reason ?? error, url) : readFailure(error, url, command.model);
+    const reason: unknown = io.signal?.aborted ? io.signal.reason : undefined;
+    const failure = io.signal?.aborted
+      ? CliFailure.is(reason) ? reason : new CliFailure("interrupted", "Stopped before it finished.", reason)
+      : readFailure(error, url, command.model);
     io.stderr.write(`agent-core: ${failure.message}\n`);
     if (command.verbose) io.stderr.write(`${causeChain(failure.cause ?? failure)}\n`);
     return failure.exitCode;

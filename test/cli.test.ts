@@ -1,0 +1,393 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getClientIn } from "../src/client.js";
+import { capabilitiesForIn } from "../src/capabilities.js";
+import { buildBody } from "../src/request-body.js";
+import { runTurnIn } from "../src/run-turn.js";
+import { importCapabilitiesIn } from "../src/snapshot.js";
+import { clearState, createState } from "../src/internal/state.js";
+import { main, type CliIo } from "../src/internal/cli-main.js";
+import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/internal/cli-demo-tools.js";
+import { probeEndpoint, type ProbeStatus } from "../src/internal/cli-probe.js";
+import {
+  startEndpoint,
+  turn,
+  type EndpointOptions,
+  type EndpointServer,
+  type ProfileName,
+  type RecordedRequest,
+  type RefusalConfig,
+  type Scripted,
+} from "./support/endpoint.js";
+
+const root = resolve(import.meta.dirname, "..");
+
+/** A stream that keeps what is written, and says whether it is a terminal. */
+function sink(isTTY = false): { write(text: string): boolean; isTTY: boolean; text(): string } {
+  let written = "";
+  return {
+    isTTY,
+    write(text: string) {
+      written += text;
+      return true;
+    },
+    text: () => written,
+  };
+}
+
+function io(env: Record<string, string | undefined> = {}, signal?: AbortSignal): CliIo & { out: ReturnType<typeof sink>; err: ReturnType<typeof sink> } {
+  const out = sink();
+  const err = sink();
+  return { stdout: out, stderr: err, env, out, err, ...(signal ? { signal } : {}) };
+}
+
+/** A scripted model for the probe: a call where tools are declared, JSON where a schema is asked, "ok" otherwise. */
+function probeModel(callsAsText = false): (request: RecordedRequest) => Scripted {
+  return (request) => {
+    const body = request.body as Record<string, unknown>;
+    if (Array.isArray(body.tools) && body.tools.length > 0) {
+      return callsAsText
+        ? turn({ content: '<tool_call>\n{"name": "record_word", "arguments": {"word": "ok"}}\n</tool_call>' })
+        : turn({ toolCalls: [{ name: "record_word", arguments: { word: "ok" } }] });
+    }
+    if (body.response_format) return turn({ content: '{"word":"ok"}' });
+    return turn({ content: "ok" });
+  };
+}
+
+describe("the demo", () => {
+  it("streams an answer, each tool call and result, the negotiated min_p notice and the metrics table", async () => {
+    const streams = io();
+    const code = await main(["demo", "--folder", root], streams);
+    const output = streams.out.text();
+    expect(code).toBe(0);
+    expect(output).toMatch(/! notice .*min_p/);
+    expect(output).toMatch(/thinking: The user wants/);
+    expect(output).toMatch(/→ tool call list_files\(\{"path":"\."\}\)/);
+    expect(output).toMatch(/← result list_files: CHANGELOG\.md, /);
+    expect(output).toMatch(/→ tool call calculate\(\{"expression":"\(\d+ \* 2\.5\) \+ 4"\}\)/);
+    expect(output).toMatch(/← result calculate: \d+/);
+    expect(output).toMatch(/answer: The project folder holds \d+ entries/);
+    expect(output).toMatch(/run metrics\n {2}turns +3\n/);
+    expect(output).toMatch(/cached prompt tokens +\d+/);
+    expect(output).toMatch(/outcome +answered/);
+    expect(output).not.toMatch(/\u001b\[/);
+    expect(streams.err.text()).toBe("");
+  });
+
+  it("stops when aborted mid-run, answering 130 and closing what it started", async () => {
+    const controller = new AbortController();
+    const streams = io({}, controller.signal);
+    const write = streams.out.write.bind(streams.out);
+    streams.stdout = {
+      write(text: string) {
+        if (text.includes("thinking: ")) controller.abort(new Error("the test stopped it"));
+        return write(text);
+      },
+    };
+    expect(await main(["demo", "--folder", root], streams)).toBe(130);
+    expect(streams.err.text()).toBe("agent-core: Stopped before it finished.\n");
+  });
+
+  it("dims the thinking only where colour is allowed", async () => {
+    const streams = io({ FORCE_COLOR: "1" });
+    expect(await main(["demo", "--folder", root], streams)).toBe(0);
+    expect(streams.out.text()).toMatch(/\u001b\[2mthinking: \u001b\[22m/);
+  });
+});
+
+describe("the demo's tools", () => {
+  it("evaluates arithmetic with precedence, powers and parentheses", () => {
+    expect(evaluateArithmetic("(16 * 2.5) + 4")).toBe(44);
+    expect(evaluateArithmetic("2 ^ 3 ^ 2")).toBe(512);
+    expect(evaluateArithmetic("-3 + 10 % 4 / 2")).toBe(-2);
+  });
+
+  it("refuses anything that is not arithmetic instead of evaluating it", () => {
+    for (const text of ["process.exit(1)", "1 +", "(1", "1 / 0", "2 ** 3", ""]) expect(() => evaluateArithmetic(text)).toThrow(ArithmeticError);
+  });
+
+  it("will not list a folder outside its root", async () => {
+    await expect(listFiles(join(root, "src"), "..")).rejects.toThrow(/outside the project folder/);
+    expect(await listFiles(root, ".")).toMatch(/^src\/$/m);
+  });
+});
+
+interface ProfileCase {
+  refuse: RefusalConfig;
+  callsAsText?: boolean;
+  expected: Partial<Record<string, ProbeStatus>>;
+  window: RegExp;
+}
+
+const everything = {
+  usageInStream: "supported",
+  maxTokens: "supported",
+  temperature: "supported",
+  reasoningEffort: "supported",
+  strictSchemas: "supported",
+  toolCalls: "supported",
+  jsonSchema: "supported",
+  prefill: "supported",
+} as const;
+
+const CASES: Record<ProfileName, ProfileCase> = {
+  // A reasoning model: max_completion_tokens, its own temperature, no "none" effort.
+  openai: {
+    refuse: { maxTokens: true, temperature: true, reasoningEffort: ["none"] },
+    expected: { window: "unknown", ...everything, maxTokens: "refused", temperature: "refused" },
+    window: /unknown/,
+  },
+  // A thinking model, which will not carry on a prefilled answer.
+  "llama.cpp": { refuse: { prefill: true }, expected: { window: "supported", ...everything, prefill: "refused" }, window: /\/props/ },
+  vllm: { refuse: { streamOptions: true }, expected: { window: "supported", ...everything, usageInStream: "refused" }, window: /max_model_len/ },
+  lmstudio: { refuse: {}, expected: { window: "supported", ...everything, usageInStream: "ignored" }, window: /\/api\/v0\/models/ },
+  ollama: { refuse: {}, callsAsText: true, expected: { window: "unknown", ...everything, toolCalls: "as text" }, window: /unknown/ },
+  openrouter: {
+    refuse: { tools: true },
+    expected: { window: "supported", ...everything, strictSchemas: "unknown", toolCalls: "refused" },
+    window: /context_length/,
+  },
+};
+
+async function withServer<T>(options: EndpointOptions, body: (server: EndpointServer) => Promise<T>): Promise<T> {
+  const server = await startEndpoint(options);
+  try {
+    return await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
+describe("the probe", () => {
+  for (const [profile, spec] of Object.entries(CASES) as Array<[ProfileName, ProfileCase]>) {
+    it(`reports exactly what a ${profile} endpoint supports, with every request counted`, async () => {
+      await withServer({ profile, refuse: spec.refuse, respond: probeModel(spec.callsAsText) }, async (server) => {
+        const progress: string[] = [];
+        const report = await probeEndpoint({ baseUrl: server.baseUrl, onProgress: (line) => progress.push(line) });
+        const statuses = Object.fromEntries(report.findings.map((finding) => [finding.capability, finding.status]));
+        expect(statuses).toEqual(spec.expected);
+        expect(report.window.source).toMatch(spec.window);
+        for (const finding of report.findings) if (finding.status === "refused") expect(finding.words, finding.capability).toBeTruthy();
+        expect(report.requests.length).toBe(server.requests.length);
+        expect(progress.length).toBe(6);
+        expect(report.model).toBe("loopback-model");
+      });
+    });
+  }
+
+  it("quotes the server's own words for a refusal", async () => {
+    await withServer({ profile: "openai", refuse: { maxTokens: true }, respond: probeModel() }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const row = report.findings.find((finding) => finding.capability === "maxTokens");
+      expect(row?.words).toBe("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.");
+    });
+  });
+
+  it("writes a snapshot that makes a fresh runtime's first request the learned one", async () => {
+    await withServer({ profile: "openai", refuse: { maxTokens: true, temperature: true, reasoningEffort: ["none"], streamOptions: true }, respond: probeModel() }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const fresh = createState();
+      try {
+        expect(importCapabilitiesIn(fresh, JSON.parse(JSON.stringify(report.snapshot))).ignored).toEqual([]);
+        const before = server.chatRequests().length;
+        const config = { model: "loopback-model", maxTokens: 200, temperature: 0.3, reasoningEffort: "none" };
+        const supports = capabilitiesForIn(fresh, server.baseUrl);
+        await runTurnIn(fresh, getClientIn(fresh, { baseUrl: server.baseUrl }), supports, (current, model) => buildBody(config, current, model, [{ role: "user", content: "hi" }]), {
+          model: "loopback-model",
+        });
+        const sent = server.chatRequests().slice(before);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]?.refused).toBeUndefined();
+        const body = sent[0]?.body as Record<string, unknown>;
+        expect(body.max_completion_tokens).toBe(200);
+        expect(body).not.toHaveProperty("max_tokens");
+        expect(body).not.toHaveProperty("temperature");
+        expect(body).not.toHaveProperty("stream_options");
+        expect(body.reasoning_effort).toBe("minimal");
+      } finally {
+        clearState(fresh);
+      }
+    });
+  });
+
+  it("prints the table, what it spent, and writes the snapshot file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agent-core-probe-"));
+    try {
+      await withServer({ profile: "vllm", refuse: { streamOptions: true }, respond: probeModel() }, async (server) => {
+        const file = join(dir, "capabilities.json");
+        const streams = io();
+        expect(await main(["probe", server.baseUrl, "--snapshot", file], streams)).toBe(0);
+        const output = streams.out.text();
+        expect(output).toMatch(/usage in the stream +refused/);
+        expect(output).toMatch(/the server said: /);
+        expect(output).toMatch(/Spent \d+ requests \(\d+ GET, \d+ POST\)/);
+        expect(streams.err.text().trim().split("\n")).toHaveLength(6);
+        const stored = JSON.parse(await readFile(file, "utf8")) as { endpoints: Array<{ usageInStream?: boolean }> };
+        expect(stored.endpoints[0]?.usageInStream).toBe(false);
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("prints the report as JSON with --json", async () => {
+    await withServer({ profile: "llama.cpp", respond: probeModel() }, async (server) => {
+      const streams = io();
+      expect(await main(["probe", server.baseUrl, "--json"], streams)).toBe(0);
+      const report = JSON.parse(streams.out.text()) as { window: { tokens: number }; snapshot: { version: number } };
+      expect(report.window.tokens).toBe(32768);
+      expect(report.snapshot.version).toBe(1);
+    });
+  });
+});
+
+describe("the built agent-core binary", () => {
+  const dir = join(root, "node_modules", ".cache", `agent-core-cli-test-${process.pid}`);
+  const bin = join(dir, "cli.mjs");
+
+  beforeAll(async () => {
+    await build({
+      entryPoints: [join(root, "src/cli.ts")],
+      outfile: bin,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node22",
+      packages: "external",
+      banner: { js: "#!/usr/bin/env node" },
+      logLevel: "silent",
+    });
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((done) => {
+      execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 15_000 }, (error, stdout, stderr) => {
+        done({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr });
+      });
+    });
+  }
+
+  function expectOneLine(stderr: string, pattern: RegExp): void {
+    const lines = stderr.trim().split("\n").filter((line) => !line.endsWith("…"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  }
+
+  it("shows help for the command and for each subcommand, with the exit codes", async () => {
+    for (const args of [["--help"], ["demo", "--help"], ["probe", "--help"]]) {
+      const result = await run(args);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: agent-core/);
+      expect(result.stdout).toMatch(/130 +stopped with Ctrl-C/);
+    }
+  });
+
+  it("exits 2 with one line for a command line it cannot read", async () => {
+    for (const args of [["frob"], ["probe"], ["probe", "not a url"], ["demo", "--base-url", "http://127.0.0.1:1/v1"], ["probe", "http://x/v1", "--api-key-env", "NOT_SET_ANYWHERE"]]) {
+      const result = await run(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expectOneLine(result.stderr, /^agent-core: .*--help/);
+    }
+  });
+
+  it("exits 3 for a URL nothing answers at", async () => {
+    const port = await new Promise<number>((done) => {
+      const server = createServer();
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => done(typeof address === "object" && address ? address.port : 1));
+      });
+    });
+    const result = await run(["probe", `http://127.0.0.1:${port}/v1`]);
+    expect(result.code).toBe(3);
+    expectOneLine(result.stderr, /Could not reach .*connection was refused/);
+  });
+
+  it("exits 4 when the key is refused, and sends the key the named variable holds", async () => {
+    // OpenAI's 401 body, as quoted in https://github.com/chatanywhere/GPT_API_free/issues/62
+    const denied: Scripted = {
+      kind: "error",
+      status: 401,
+      body: {
+        error: {
+          message: "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      },
+    };
+    await withServer({ routes: { "GET /v1/models": denied } }, async (server) => {
+      const result = await run(["probe", server.baseUrl, "--api-key-env", "PROBE_KEY"], { PROBE_KEY: "sk-wrong" });
+      expect(result.code).toBe(4);
+      expectOneLine(result.stderr, /refused the key \(HTTP 401\): Incorrect API key provided/);
+      expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-wrong");
+    });
+  });
+
+  it("exits 5 for a server that answers with an HTML page", async () => {
+    const page: Scripted = { kind: "error", status: 200, body: "<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>" };
+    await withServer({ routes: { "GET /models": page } }, async (server) => {
+      const result = await run(["probe", server.origin]);
+      expect(result.code).toBe(5);
+      expectOneLine(result.stderr, /HTML page .*not an OpenAI-compatible API/);
+    });
+  });
+
+  it("exits 6 for a model the server does not know, naming the ones it lists", async () => {
+    // OpenAI's 404 body, as quoted in https://github.com/rd-1-2022/ai-openai-helloworld/issues/9
+    const respond = (request: RecordedRequest): Scripted => {
+      const model = (request.body as { model?: string }).model;
+      if (model === "loopback-model") return turn({ content: "ok" });
+      return {
+        kind: "error",
+        status: 404,
+        body: { error: { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } },
+      };
+    };
+    await withServer({ respond }, async (server) => {
+      const result = await run(["probe", server.baseUrl, "--model", "gpt-nope"]);
+      expect(result.code).toBe(6);
+      expectOneLine(result.stderr, /does not know the model "gpt-nope".*It lists: loopback-model\./);
+      const verbose = await run(["probe", server.baseUrl, "--model", "gpt-nope", "--verbose"]);
+      expect(verbose.code).toBe(6);
+      expect(verbose.stderr).toMatch(/\n\s+at /);
+    });
+  });
+
+  it("runs the demo end to end", async () => {
+    const result = await run(["demo"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/answer: /);
+    expect(result.stdout).toMatch(/run metrics/);
+  });
+
+  it("stops on Ctrl-C mid-run with exit code 130, one line and nothing left running", async () => {
+    const child = spawn(process.execPath, [bin, "demo"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (part: Buffer) => (stderr += part.toString()));
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    await new Promise<void>((done) => {
+      child.stdout.on("data", (part: Buffer) => {
+        stdout += part.toString();
+        if (stdout.includes("thinking: ")) done();
+      });
+    });
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expectOneLine(stderr, /Stopped by Ctrl-C/);
+    expect(stdout).not.toMatch(/run metrics/);
+  });
+});
