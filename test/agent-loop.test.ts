@@ -1106,3 +1106,18 @@ describe("call ids", () => {
     });
   });
 });
+
+describe("config.maxRetries", () => {
+  it("is the budget each step's request is retried within", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      const busy = { kind: "error", status: 429, body: { error: { message: "Rate limit reached" } }, headers: { "retry-after": "0" } } as const;
+      server.script(busy, answer("after a retry"));
+      const result = await run({ config: { ...config, maxRetries: 1 } });
+      expect(result.turn.content).toBe("after a retry");
+      server.script(busy);
+      const error = await run({ config: { ...config, maxRetries: 0 } }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect((error as Error).message).toContain("Rate limit reached");
+    });
+  });
+});
