@@ -77,7 +77,7 @@ export interface UsageAccount {
   readonly totals: RunTotals;
   /** The ledger so far. */
   readonly ledger: LedgerEntry[];
-  /** The prompt the last request reported; absent before the first and where nothing was reported. */
+  /** The prompt the last request reported; absent before the first and where that request reported none. */
   readonly used: number | undefined;
   /** Every turn's metrics, in order. */
   readonly turns: TurnMetrics[];
@@ -133,7 +133,7 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): 
       if (turn.durationMs !== undefined) metrics.durationMs = turn.durationMs;
       turns.push(metrics);
       previous = { sent, prompt: first.prompt, completion: usage.completion };
-      if (first.prompt > 0) used = first.prompt;
+      used = first.prompt > 0 ? first.prompt : undefined;
       const request: LedgerRequest = { messages: transcript, system, ...(sent.tools ? { tools: sent.tools } : {}) };
       const next = recordRequest(entries, recorded, {
         ...request,
