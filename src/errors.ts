@@ -8,6 +8,8 @@
  */
 
 import type { Message } from "./config.js";
+import type { RunTotals } from "./events.js";
+import type { LedgerEntry } from "./ledger.js";
 import { describeError } from "./internal/error-body.js";
 import { ContextOverflow } from "./retry.js";
 import type { ToolCallOutcome } from "./tool-calls.js";
@@ -57,7 +59,7 @@ export interface FailedRun {
   /** The transcript so far: the messages passed in plus what the run added. */
   messages: Message[];
   /** The run's token counts so far, summed over its turns. */
-  usage: { prompt: number; completion: number; total: number; cached: number };
+  usage: RunTotals;
   /** Every call the model made, with its outcome. */
   toolCalls: ToolCallOutcome[];
   /** The tools loaded on demand, as they would be carried into the next run. */
@@ -67,14 +69,7 @@ export interface FailedRun {
   /** The shortlist the run opened with; empty where nothing was picked. */
   preselected: string[];
   /** The token ledger so far. */
-  ledger: LedgerEntryLike[];
-}
-
-/** One entry of a token ledger, as a failed run carries it. */
-export interface LedgerEntryLike {
-  through: number;
-  prompt: number;
-  epoch: number;
+  ledger: LedgerEntry[];
 }
 
 const RUN = Symbol.for("@cubicecho/agent-core/run");
