@@ -6,7 +6,9 @@
  * `agent-core --help` for the options and exit codes.
  */
 import { readFileSync } from "node:fs";
+import { runDemo } from "./internal/cli-demo.js";
 import { runCli } from "./internal/cli-main.js";
+import { probeEndpoint } from "./internal/cli-probe.js";
 
 function packageVersion(): string | undefined {
   try {
@@ -18,4 +20,4 @@ function packageVersion(): string | undefined {
   }
 }
 
-await runCli(process.argv.slice(2), packageVersion());
+await runCli(process.argv.slice(2), { demo: runDemo, probe: probeEndpoint }, packageVersion());

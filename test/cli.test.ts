@@ -11,7 +11,8 @@ import { buildBody } from "../src/request-body.js";
 import { runTurnIn } from "../src/run-turn.js";
 import { importCapabilitiesIn } from "../src/snapshot.js";
 import { clearState, createState } from "../src/internal/state.js";
-import { main, type CliIo } from "../src/internal/cli-main.js";
+import { main as runMain, type CliIo } from "../src/internal/cli-main.js";
+import { runDemo } from "../src/internal/cli-demo.js";
 import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/internal/cli-demo-tools.js";
 import { probeEndpoint, type ProbeStatus } from "../src/internal/cli-probe.js";
 import {
@@ -26,6 +27,8 @@ import {
 } from "./support/endpoint.js";
 
 const root = resolve(import.meta.dirname, "..");
+
+const main = (argv: string[], streams: CliIo) => runMain(argv, streams, { demo: runDemo, probe: probeEndpoint });
 
 /** A stream that keeps what is written, and says whether it is a terminal. */
 function sink(isTTY = false): { write(text: string): boolean; isTTY: boolean; text(): string } {

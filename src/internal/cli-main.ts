@@ -6,10 +6,11 @@
  */
 import { writeFile } from "node:fs/promises";
 import { parseCommandLine, readApiKey, type Command } from "./cli-args.js";
-import { runDemo } from "./cli-demo.js";
+import type { runDemo } from "./cli-demo.js";
 import { CliFailure, EXIT_CODES, readFailure } from "./cli-errors.js";
 import { colorAllowed, formatProbeReport, stylesFor, type Output } from "./cli-output.js";
-import { probeEndpoint, readListing } from "./cli-probe.js";
+import { readListing } from "./cli-listing.js";
+import type { probeEndpoint } from "./cli-probe.js";
 
 /** What the command reads and writes, so a test can run it in-process. */
 export interface CliIo {
@@ -25,6 +26,14 @@ export interface CliIo {
   version?: string;
 }
 
+/** The commands' runners, handed in by the entry that assembles the command. */
+export interface CliCommands {
+  /** Runs `agent-core demo`. */
+  demo: typeof runDemo;
+  /** Runs `agent-core probe`. */
+  probe: typeof probeEndpoint;
+}
+
 function causeChain(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
@@ -35,7 +44,7 @@ function causeChain(error: unknown): string {
   return parts.join("\n  caused by: ");
 }
 
-async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo): Promise<void> {
+async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, runDemo: CliCommands["demo"]): Promise<void> {
   const apiKey = readApiKey(command.apiKeyEnv, io.env, "demo");
   if (command.baseUrl !== undefined && command.model !== undefined) {
     const listing = await readListing({ ...(apiKey ? { apiKey } : {}), ...(io.signal ? { signal: io.signal } : {}), timeoutSeconds: 30 }, command.baseUrl.replace(/\/+$/, ""));
@@ -54,7 +63,7 @@ async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo): 
   });
 }
 
-async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo): Promise<void> {
+async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo, probeEndpoint: CliCommands["probe"]): Promise<void> {
   const apiKey = readApiKey(command.apiKeyEnv, io.env, "probe");
   const report = await probeEndpoint({
     baseUrl: command.url,
@@ -88,7 +97,7 @@ async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo)
  *
  * Prints one line for a failure, to stderr, with the stack trace only under --verbose.
  */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export async function main(argv: readonly string[], io: CliIo, commands: CliCommands): Promise<number> {
   let command: Command;
   try {
     command = parseCommandLine(argv);
@@ -107,8 +116,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
   const url = command.command === "probe" ? command.url : (command.baseUrl ?? "the simulated endpoint");
   try {
-    if (command.command === "demo") await demo(command, io);
-    else await probe(command, io);
+    if (command.command === "demo") await demo(command, io, commands.demo);
+    else await probe(command, io, commands.probe);
     return EXIT_CODES.ok;
   } catch (error) {
     const reason: unknown = io.signal?.aborted ? io.signal.reason : undefined;
@@ -125,7 +134,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
  * Runs the command for the real process: wires Ctrl-C to an abort (a second Ctrl-C exits at
  * once), sets the exit code, and makes sure the process ends even if a socket lingers.
  */
-export async function runCli(argv: readonly string[], version?: string): Promise<void> {
+export async function runCli(argv: readonly string[], commands: CliCommands, version?: string): Promise<void> {
   const controller = new AbortController();
   const onInterrupt = (): void => {
     if (controller.signal.aborted) process.exit(EXIT_CODES.interrupted);
@@ -135,7 +144,7 @@ export async function runCli(argv: readonly string[], version?: string): Promise
   process.on("SIGTERM", onInterrupt);
   let code: number;
   try {
-    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal, ...(version ? { version } : {}) });
+    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal, ...(version ? { version } : {}) }, commands);
   } finally {
     process.off("SIGINT", onInterrupt);
     process.off("SIGTERM", onInterrupt);

@@ -6,145 +6,235 @@
  * capability snapshot the probe writes is exactly what a run would have learned.
  */
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { capabilitiesForIn } from "../capabilities.js";
+import type OpenAI from "openai";
+import type { Message, ToolDefinition, Turn } from "../config.js";
+import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../capabilities.js";
 import { getClientIn, servedWindowIn, type ListedModel } from "../client.js";
-import { exportCapabilitiesIn, type CapabilitiesSnapshot } from "../snapshot.js";
+import { buildBody } from "../request-body.js";
+import { isOverflow } from "../retry.js";
+import { exportCapabilitiesIn } from "../snapshot.js";
+import { streamTurn, type StreamBody } from "../stream.js";
+import { recoverToolCalls } from "../tool-calls.js";
 import { clearState, createState, type RuntimeState } from "./state.js";
-import { CliFailure, looksLikeHtml, oneLine, readFailure } from "./cli-errors.js";
-import { finding, probeJsonSchema, probeParameters, probePrefill, probeTools, type Probe } from "./cli-probe-steps.js";
+import { describeError } from "./error-body.js";
+import { CliFailure, oneLine, readFailure } from "./cli-errors.js";
+import { readListing } from "./cli-listing.js";
+import type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
 
-export { wordsOf } from "./cli-probe-steps.js";
-
-/** How a capability came out of the probe. */
-export type ProbeStatus = "supported" | "refused" | "ignored" | "as text" | "not called" | "unknown";
-
-/** The capabilities the probe reports on, in the order it reports them. */
-export type ProbeCapability =
-  | "window"
-  | "usageInStream"
-  | "maxTokens"
-  | "temperature"
-  | "reasoningEffort"
-  | "strictSchemas"
-  | "toolCalls"
-  | "jsonSchema"
-  | "prefill";
-
-/** One row of the probe's table. */
-export interface ProbeFinding {
-  /** Which capability. */
-  capability: ProbeCapability;
-  /** The capability in words. */
-  label: string;
-  /** How it came out. */
-  status: ProbeStatus;
-  /** What was found, in a short phrase. */
-  detail: string;
-  /** The server's own words, where it refused. */
-  words?: string;
-}
-
-/** One HTTP request the probe sent, as the connection pool saw it. */
-export interface ProbeRequest {
-  method: string;
-  path: string;
-  /** The response status; absent where none came. */
-  status?: number;
-}
-
-/** Everything the probe found. */
-export interface ProbeReport {
-  /** The base URL probed. */
-  baseUrl: string;
-  /** The model probed. */
-  model: string;
-  /** Whether the endpoint's listing named the model. */
-  listed: boolean;
-  /** The served window in tokens (0 where nothing said) and where it came from. */
-  window: { tokens: number; source: string };
-  /** The rows of the table, window first. */
-  findings: ProbeFinding[];
-  /** Every request sent, in order. */
-  requests: ProbeRequest[];
-  /** Tokens the chat requests cost as the endpoint reported them; `unreported` counts answers that carried no usage. */
-  tokens: { prompt: number; completion: number; unreported: number };
-  /** The latches learned, as importCapabilities loads them. */
-  snapshot: CapabilitiesSnapshot;
-}
-
-/** Options of {@link probeEndpoint}. */
-export interface ProbeOptions {
-  /** The endpoint's base URL. */
-  baseUrl: string;
-  /** The key; absent sends none. */
-  apiKey?: string;
-  /** The model; absent takes the first one the endpoint lists. */
-  model?: string;
-  /** The runtime state the latches are learned in. @default a fresh one, cleared when the probe ends */
-  state?: RuntimeState;
-  /** Stops the probe. */
-  signal?: AbortSignal;
-  /** Told one line as each probe starts. */
-  onProgress?: (line: string) => void;
-  /** How long any one request may stay silent, in seconds. @default 60 */
-  timeoutSeconds?: number;
-}
+export type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
+export { readListing } from "./cli-listing.js";
 
 const WINDOW_KEYS = ["context_length", "max_context_window", "max_model_len", "context_window", "n_ctx"] as const;
 
-/**
- * GETs the model listing with plain fetch, so an HTML page or a refused key is told apart from a
- * missing route; undefined where the server has no listing.
- *
- * Throws a {@link CliFailure} where nothing answers, the key is refused or the answer is not an
- * OpenAI-compatible API's.
- */
-export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal" | "timeoutSeconds">, base: string): Promise<ListedModel[] | undefined> {
-  const signals = [AbortSignal.timeout((options.timeoutSeconds ?? 60) * 1000), ...(options.signal ? [options.signal] : [])];
-  let response: Response;
-  let text: string;
-  try {
-    response = await fetch(`${base}/models`, {
-      headers: { accept: "application/json", ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
-      signal: AbortSignal.any(signals),
-    });
-    text = await response.text();
-  } catch (error) {
-    throw readFailure(options.signal?.aborted ? options.signal.reason ?? error : error, base);
-  }
-  if (response.status === 401 || response.status === 403) {
-    throw new CliFailure("unauthorized", `${base} refused the key (HTTP ${response.status}): ${messageIn(text) || "no reason given"}. Pass --api-key-env with the variable that holds the key.`);
-  }
-  const type = response.headers.get("content-type") ?? "";
-  if (/html/i.test(type) || looksLikeHtml(text)) {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with an HTML page (HTTP ${response.status}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`);
-  }
-  if (!response.ok) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with something that is not JSON (${oneLine(text, 80) || "an empty body"}); it does not look like an OpenAI-compatible API.`);
-  }
-  const data = Array.isArray(body) ? body : body && typeof body === "object" ? (body as { data?: unknown }).data : undefined;
-  if (!Array.isArray(data)) {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with JSON that is not a model listing (${oneLine(text, 80)}); it does not look like an OpenAI-compatible API.`);
-  }
-  return data.filter((entry): entry is ListedModel => !!entry && typeof entry === "object" && typeof (entry as { id?: unknown }).id === "string");
+const PROBE_TOOL: ToolDefinition = {
+  type: "function",
+  function: {
+    name: "record_word",
+    description: "Records one word.",
+    parameters: { type: "object", properties: { word: { type: "string", description: "The word to record." } }, required: ["word"] },
+  },
+};
+
+const WORD_SCHEMA = { type: "object", properties: { word: { type: "string" } }, required: ["word"], additionalProperties: false };
+
+type Latches = Record<string, string>;
+
+function latchesOf(supports: EndpointCapabilities, model: ModelCapabilities | undefined): Latches {
+  return {
+    usageInStream: String(supports.usageInStream),
+    strictSchemas: String(supports.strictSchemas),
+    maxTokens: String(model?.legacyTokenLimit),
+    temperature: String(model?.chosenTemperature),
+    jsonSchema: String(model?.structuredOutput),
+    reasoningEffort: `${String(model?.reasoningEffort)}:${(model?.refusedEfforts ?? []).join(",")}`,
+    droppedFields: (model?.droppedFields ?? []).join(","),
+  };
 }
 
-function messageIn(text: string): string {
-  try {
-    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
-    const error = parsed.error;
-    if (typeof error === "string") return oneLine(error);
-    if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") return oneLine((error as { message: string }).message);
-    if (typeof parsed.message === "string") return oneLine(parsed.message);
-    if (typeof parsed.detail === "string") return oneLine(parsed.detail);
-  } catch {
-    // Not JSON: the text itself is the reason.
+/** The server's own words for a refusal: the body's message where the SDK parsed one. */
+export function wordsOf(error: unknown): string {
+  const body = (error as { error?: unknown } | null)?.error;
+  if (typeof body === "string") return oneLine(body);
+  if (body && typeof body === "object") {
+    const message = (body as { message?: unknown }).message;
+    if (typeof message === "string") return oneLine(message);
   }
-  return oneLine(text, 160);
+  const first = describeError(error).message.split(" | ")[0] ?? "";
+  return oneLine(first.replace(/^\d{3}\s+/, ""));
+}
+
+/** The endpoint state one probe run shares between its steps. */
+interface Probe {
+  state: RuntimeState;
+  client: OpenAI;
+  supports: EndpointCapabilities;
+  model: string;
+  options: ProbeOptions;
+  tokens: ProbeReport["tokens"];
+  /** The server's words per latch that flipped. */
+  words: Partial<Record<string, string>>;
+}
+
+interface ChatOutcome {
+  turn?: Turn;
+  error?: unknown;
+}
+
+/** Sends one chat probe through negotiate, remembering the server's words for each latch a refusal flipped. */
+async function chat(probe: Probe, build: (supports: EndpointCapabilities, model: ModelCapabilities | undefined) => StreamBody): Promise<ChatOutcome> {
+  let before: Latches | undefined;
+  let pending: unknown;
+  let sent: StreamBody | undefined;
+  const note = (supports: EndpointCapabilities, model: ModelCapabilities | undefined): void => {
+    const now = latchesOf(supports, model);
+    if (pending !== undefined && before) {
+      for (const [name, value] of Object.entries(now)) if (before[name] !== value) probe.words[name] = wordsOf(pending);
+    }
+    before = now;
+    pending = undefined;
+  };
+  const idleMs = (probe.options.timeoutSeconds ?? 60) * 1000;
+  try {
+    const turn = await negotiate(
+      probe.supports,
+      async (supports, produced, model) => {
+        note(supports, model);
+        sent = build(supports, model);
+        try {
+          return await streamTurn(probe.client, sent, { produced, idleMs, firstChunkMs: idleMs, ...(probe.options.signal ? { signal: probe.options.signal } : {}) });
+        } catch (error) {
+          pending = error;
+          throw error;
+        }
+      },
+      { model: probe.model, sentBody: () => sent },
+    );
+    const usage = turn.usage;
+    if (usage.prompt === 0 && usage.total === 0) probe.tokens.unreported += 1;
+    probe.tokens.prompt += usage.prompt;
+    probe.tokens.completion += usage.completion;
+    return { turn };
+  } catch (error) {
+    const failure = readFailure(error, probe.options.baseUrl, probe.model);
+    if (failure.kind === "interrupted" || failure.kind === "unreachable" || failure.kind === "unauthorized" || failure.kind === "unknownModel" || failure.kind === "notOpenAi") {
+      throw failure;
+    }
+    return { error };
+  }
+}
+
+/** Makes one row of the table. */
+function finding(capability: ProbeCapability, label: string, status: ProbeStatus, detail: string, words?: string): ProbeFinding {
+  return words ? { capability, label, status, detail, words } : { capability, label, status, detail };
+}
+
+/** Returns the probed model's record under the endpoint's, making it where the probe has not yet. */
+function modelRecord(probe: Probe): ModelCapabilities {
+  const models = probe.supports.models;
+  let record = models.get(probe.model);
+  if (!record) {
+    record = {
+      legacyTokenLimit: true,
+      chosenTemperature: true,
+      structuredOutput: true,
+      assistantPrefill: true,
+      reasoningEffort: true,
+      refusedEfforts: [],
+      droppedFields: [],
+    };
+    models.set(probe.model, record);
+  }
+  return record;
+}
+
+/** Runs the first chat probe: usage in the stream, the max-tokens spelling, temperature and the effort rungs. */
+async function probeParameters(probe: Probe): Promise<ProbeFinding[]> {
+  const messages: Message[] = [{ role: "user", content: "Reply with the single word: ok" }];
+  const config = { model: probe.model, maxTokens: 16, temperature: 0, reasoningEffort: "none" };
+  const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
+  const model = modelRecord(probe);
+  const refused = outcome.error === undefined ? undefined : wordsOf(outcome.error);
+  const rows: ProbeFinding[] = [];
+  const usage = outcome.turn?.usage;
+  if (!probe.supports.usageInStream) rows.push(finding("usageInStream", "usage in the stream", "refused", "stream_options refused; usage is estimated", probe.words.usageInStream));
+  else if (!usage) rows.push(finding("usageInStream", "usage in the stream", "unknown", "the request failed after negotiation", refused));
+  else if (usage.prompt > 0 || usage.total > 0) rows.push(finding("usageInStream", "usage in the stream", "supported", `sent (${usage.prompt} prompt tokens${usage.cached > 0 ? `, ${usage.cached} cached` : ""})`));
+  else rows.push(finding("usageInStream", "usage in the stream", "ignored", "stream_options accepted but no usage came"));
+  rows.push(
+    model.legacyTokenLimit
+      ? finding("maxTokens", "max-tokens spelling", "supported", "max_tokens")
+      : finding("maxTokens", "max-tokens spelling", "refused", "max_tokens refused; sends max_completion_tokens", probe.words.maxTokens),
+  );
+  rows.push(
+    model.chosenTemperature
+      ? finding("temperature", "temperature", "supported", "a chosen temperature (0) was taken")
+      : finding("temperature", "temperature", "refused", "only the model's own temperature", probe.words.temperature),
+  );
+  if (!model.reasoningEffort) {
+    rows.push(finding("reasoningEffort", "reasoning effort", "refused", "takes no reasoning_effort", probe.words.reasoningEffort));
+  } else {
+    const took = effortFor(model, "none");
+    const skipped = model.refusedEfforts.length > 0 ? `; refused ${model.refusedEfforts.join(", ")}` : "";
+    rows.push(finding("reasoningEffort", "reasoning effort", "supported", `lowest rung taken: ${took}${skipped}`, model.refusedEfforts.length > 0 ? probe.words.reasoningEffort : undefined));
+  }
+  return rows;
+}
+
+/** Runs the tools probe: strict schemas, and whether the server parses the call or leaves it as text. */
+async function probeTools(probe: Probe): Promise<ProbeFinding[]> {
+  const messages: Message[] = [{ role: "user", content: 'Call the record_word tool with the word "ok". Do not answer in text.' }];
+  const config = { model: probe.model, maxTokens: 64 };
+  const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages, [PROBE_TOOL]));
+  if (!outcome.turn) {
+    const words = wordsOf(outcome.error);
+    return [
+      finding("strictSchemas", "strict tool schemas", "unknown", "tools were refused", undefined),
+      finding("toolCalls", "tool calls", "refused", "the request with tools was refused", words),
+    ];
+  }
+  const strict = probe.supports.strictSchemas
+    ? finding("strictSchemas", "strict tool schemas", "supported", "strict: true was taken")
+    : finding("strictSchemas", "strict tool schemas", "refused", "sends relaxed schemas", probe.words.strictSchemas);
+  const turn = outcome.turn;
+  if (turn.toolCalls.length > 0) return [strict, finding("toolCalls", "tool calls", "supported", "parsed by the server into tool_calls")];
+  if (recoverToolCalls(turn.content, [PROBE_TOOL.function.name]).calls.length > 0) {
+    return [strict, finding("toolCalls", "tool calls", "as text", "left in the reply as text; recoverToolCalls reads them")];
+  }
+  return [strict, finding("toolCalls", "tool calls", "not called", "the model answered without calling the tool")];
+}
+
+/** Runs the structured-output probe: a json_schema response_format. */
+async function probeJsonSchema(probe: Probe): Promise<ProbeFinding> {
+  const messages: Message[] = [{ role: "user", content: 'Reply with JSON: {"word": "ok"}' }];
+  const config = { model: probe.model, maxTokens: 32 };
+  const outcome = await chat(probe, (supports, model) => {
+    const body: StreamBody = buildBody(config, supports, model, messages);
+    if (model?.structuredOutput !== false) {
+      return { ...body, response_format: { type: "json_schema", json_schema: { name: "probe_word", strict: supports.strictSchemas, schema: WORD_SCHEMA } } };
+    }
+    return body;
+  });
+  const model = modelRecord(probe);
+  if (outcome.error !== undefined) return finding("jsonSchema", "json_schema response_format", "refused", "refused, and not as something to drop", wordsOf(outcome.error));
+  if (!model.structuredOutput) return finding("jsonSchema", "json_schema response_format", "refused", "answers are held to JSON by parsing instead", probe.words.jsonSchema);
+  return finding("jsonSchema", "json_schema response_format", "supported", "taken");
+}
+
+/** Runs the prefill probe: a trailing assistant message to carry on. */
+async function probePrefill(probe: Probe): Promise<ProbeFinding> {
+  const messages: Message[] = [
+    { role: "user", content: "Count from one to five." },
+    { role: "assistant", content: "One, two," },
+  ];
+  const config = { model: probe.model, maxTokens: 16 };
+  const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
+  const status = describeError(outcome.error).status;
+  if (outcome.error !== undefined && (status === 400 || status === 422) && !isOverflow(outcome.error)) {
+    modelRecord(probe).assistantPrefill = false;
+    return finding("prefill", "assistant prefill", "refused", "a cut-off answer is not continued", wordsOf(outcome.error));
+  }
+  if (outcome.error !== undefined) return finding("prefill", "assistant prefill", "unknown", "the request failed", wordsOf(outcome.error));
+  return finding("prefill", "assistant prefill", "supported", "a trailing assistant message was taken");
 }
 
 function positive(value: unknown): number | undefined {
