@@ -62,7 +62,8 @@ export type {
 } from "./tool-calls.js";
 
 // errors
-export { errorMessage } from "./errors.js";
+export { errorMessage, AgentLoopError, ToolIterationLimit, AgentLoopOverflow, failedRun } from "./errors.js";
+export type { FailedRun } from "./errors.js";
 
 // client
 export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, servedWindow, contextLimitFor } from "./client.js";
@@ -209,6 +210,57 @@ export type {
   EventSettings,
   ReplayOptions,
 } from "./events.js";
+
+// tool-loading
+export {
+  PROXY_TOOLS,
+  LOAD_TOOLS,
+  CALL_TOOL,
+  LOAD_TOOLS_NAME,
+  CALL_TOOL_NAME,
+  LOAD_CAP,
+  CARRY_CAP,
+  describeCatalog,
+  catalogNames,
+  catalogFromTools,
+  expandNames,
+  carryOver,
+  loadResult,
+  proxyLoadResult,
+  proxiedCall,
+  definedTools,
+  holdsDefinitions,
+  formatDefinitionLine,
+  parseDefinitionLine,
+} from "./tool-loading.js";
+export type { LoadResolution, ProxiedCall, DefinitionLine } from "./tool-loading.js";
+
+// run-calls
+export {
+  readCalls,
+  runCalls,
+  preview,
+  readToolResult,
+  STOPPED_DURING_CALL,
+  STOPPED_BEFORE_CALL,
+  PREVIEW_CHARS,
+  MAX_RESULT_CHARS,
+} from "./run-calls.js";
+export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun } from "./run-calls.js";
+
+// agent-loop
+export { runAgentLoop } from "./agent-loop.js";
+export type {
+  AgentLoopOptions,
+  AgentLoopConfig,
+  AgentLoopResult,
+  AgentLoopMetrics,
+  AgentLoopHooks,
+  AgentLoopSideTasks,
+  StepBudget,
+  PreselectRequest,
+  PreselectTools,
+} from "./agent-loop.js";
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";
