@@ -1,10 +1,22 @@
 /**
  * @module testing
- * A loopback OpenAI-compatible server for tests: a real `node:http` server on 127.0.0.1 that
- * answers chat completions from a script, imitates one server family's listings, streaming and
- * refusal wordings, and records every request it receives.
+ * `@cubicecho/agent-core/testing`: a loopback OpenAI-compatible server for testing an agent loop
+ * without mocking anything — a real `node:http` server on 127.0.0.1 that answers chat
+ * completions from a script, imitates one server family, and records every request it receives.
  *
- * Nothing here imports a test framework, so the same server can back any test runner.
+ * - Families ({@link PROFILE_NAMES}): OpenAI, llama.cpp, vLLM, LM Studio, Ollama and OpenRouter,
+ *   each with its own model listing, window routes (`/props`, `/api/v0/models`), streaming
+ *   habits and refusal wordings; every wording names the public source it was copied from.
+ * - Scripted turns ({@link turn}): content, reasoning, tool calls, usage and finish reason,
+ *   rebuilt per family and per request; `respond` answers what nothing scripted.
+ * - Refusals and faults: `refuse` (fields, values, strict schemas, prefill, overflow),
+ *   `loading` (the 503 of a server still loading its model), {@link refusal} for any one
+ *   refusal such as the 429, and `stall` / `drop` scripts that go silent or cut the connection.
+ * - Accounting: prompt counts in characters over four or o200k tokens (the optional peer
+ *   `gpt-tokenizer`, loaded only when asked for), and with `prefixCache` the `cached_tokens` of
+ *   each answer is the prefix its request shares with the one before.
+ *
+ * Node only; nothing here imports a test framework, so it backs any test runner.
  *
  * @example
  * const server = await startEndpoint({ profile: "llama.cpp" });
