@@ -24,6 +24,7 @@ import { rebaseLedger } from "./ledger.js";
 import { PRESELECTED_NOTICE } from "./preselect.js";
 import { ContextOverflow } from "./retry.js";
 import { preview, readCalls, runCalls, STOPPED_BEFORE_CALL } from "./run-calls.js";
+import { omitOptionalNulls } from "./schema-compat.js";
 import { recoverToolCalls as recoverCalls, type ToolCallOutcome } from "./tool-calls.js";
 import type { AgentLoopConfig, AgentLoopOptions, AgentLoopResult } from "./internal/loop-options.js";
 import { askShortlist, holdShortlist, shortlistExchange, type PreselectTools } from "./internal/loop-preselection.js";
@@ -174,7 +175,8 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
       if (reads.length === 0) break;
 
       const run = await runCalls(reads, {
-        dispatch: options.dispatch,
+        dispatch: (request, callSignal) =>
+          options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal),
         ...(signal ? { signal } : {}),
         parallel: options.parallel === true,
         ...(options.dedupeToolCalls !== undefined ? { dedupe: options.dedupeToolCalls } : {}),

@@ -43,7 +43,7 @@ export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, En
 export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./retry.js";
 
 // schema-compat
-export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema } from "./schema-compat.js";
+export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema, omitOptionalNulls } from "./schema-compat.js";
 
 // thinking
 export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./thinking.js";

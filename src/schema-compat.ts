@@ -231,3 +231,57 @@ export function isGrammarError(error: unknown): boolean {
     return false;
   }
 }
+
+function allowsNull(schema: unknown, depth = 0): boolean {
+  if (depth > 16 || schema === true || schema === undefined) return true;
+  if (schema === false || typeof schema !== "object" || schema === null) return false;
+  const node = schema as Record<string, unknown>;
+  if (node.nullable === true) return true;
+  if (typeof node.$ref === "string") return true;
+  if ("const" in node) return node.const === null;
+  if (Array.isArray(node.enum)) return node.enum.includes(null);
+  for (const key of ["anyOf", "oneOf"]) {
+    const branches = node[key];
+    if (Array.isArray(branches)) return branches.some((branch) => allowsNull(branch, depth + 1));
+  }
+  const type = node.type;
+  if (type === undefined) return true;
+  return type === "null" || (Array.isArray(type) && type.includes("null"));
+}
+
+/**
+ * Removes the nulls a strict server made the model send for optional properties whose original
+ * schema does not take null, so a tool sees them left out as its own schema means.
+ *
+ * Strict mode makes every property required and an optional one nullable, so a model sends
+ * `null` for what it leaves out; a tool server that validates against the schema it published
+ * refuses that null. A property the original schema requires, or that takes null itself, keeps
+ * its value; nested objects are cleaned against their own properties. The input is not changed.
+ *
+ * @param args - The call's arguments, as parsed.
+ * @param schema - The tool's original parameters schema (before sanitizeTools).
+ */
+export function omitOptionalNulls(args: Record<string, unknown>, schema: JsonSchema | undefined): Record<string, unknown> {
+  return cleanNulls(args, schema, 0) as Record<string, unknown>;
+}
+
+function cleanNulls(value: unknown, schema: unknown, depth: number): unknown {
+  if (depth > 32 || typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  if (typeof schema !== "object" || schema === null) return value;
+  const properties = (schema as Record<string, unknown>).properties;
+  if (typeof properties !== "object" || properties === null) return value;
+  const required = new Set(Array.isArray((schema as Record<string, unknown>).required) ? ((schema as Record<string, unknown>).required as unknown[]) : []);
+  const out: Record<string, unknown> = {};
+  let changed = false;
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const property = Object.hasOwn(properties, key) ? (properties as Record<string, unknown>)[key] : undefined;
+    if (inner === null && property !== undefined && !required.has(key) && !allowsNull(property)) {
+      changed = true;
+      continue;
+    }
+    const cleaned = property === undefined ? inner : cleanNulls(inner, property, depth + 1);
+    if (cleaned !== inner) changed = true;
+    out[key] = cleaned;
+  }
+  return changed ? out : value;
+}

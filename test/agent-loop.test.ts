@@ -1121,3 +1121,37 @@ describe("config.maxRetries", () => {
     });
   });
 });
+
+describe("strict-mode nulls", () => {
+  it("reach dispatch left out where the tool's own schema does not take null, and stay in the transcript", async () => {
+    await withLoop({ profile: "openai" }, async ({ server, run }) => {
+      const search: ToolDefinition = {
+        type: "function",
+        function: {
+          name: "search",
+          parameters: {
+            type: "object",
+            properties: { query: { type: "string" }, limit: { type: "integer" }, cursor: { type: ["string", "null"] } },
+            required: ["query"],
+          },
+        },
+      };
+      const seen: Record<string, unknown>[] = [];
+      server.script(calls(["search", { query: "notes", limit: null, cursor: null }]), answer());
+      const result = await run({
+        tools: [search],
+        dispatch: ({ args }) => {
+          seen.push(args);
+          return "found";
+        },
+      });
+      expect(seen).toEqual([{ query: "notes", cursor: null }]);
+      const assistant = result.messages.find((message) => message.role === "assistant" && message.tool_calls);
+      expect(JSON.parse((assistant as { tool_calls: { function: { arguments: string } }[] }).tool_calls[0]!.function.arguments)).toEqual({
+        query: "notes",
+        limit: null,
+        cursor: null,
+      });
+    });
+  });
+});

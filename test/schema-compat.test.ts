@@ -5,7 +5,7 @@ import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { JsonSchema, ToolDefinition } from "../src/config.js";
-import { isGrammarError, relaxSchema, relaxTools, sanitizeSchema, sanitizeTools } from "../src/schema-compat.js";
+import { isGrammarError, omitOptionalNulls, relaxSchema, relaxTools, sanitizeSchema, sanitizeTools } from "../src/schema-compat.js";
 import { grammarRefusals } from "./support/grammar-refusals.js";
 import { strictModeViolations } from "./support/strict-mode.js";
 
@@ -603,5 +603,47 @@ describe("schema-compat properties", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("omitOptionalNulls", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      query: { type: "string" },
+      limit: { type: "integer" },
+      cursor: { type: ["string", "null"] },
+      anything: {},
+      filter: { type: "object", properties: { tag: { type: "string" }, owner: { anyOf: [{ type: "string" }, { type: "null" }] } } },
+      mode: { enum: ["a", null] },
+    },
+    required: ["query"],
+  };
+
+  it("drops a null the original schema does not take for an optional property", () => {
+    expect(omitOptionalNulls({ query: "x", limit: null }, schema)).toEqual({ query: "x" });
+  });
+
+  it("keeps a null the property takes, a required one, an untyped one and an unknown key", () => {
+    const args = { query: null, cursor: null, anything: null, mode: null, extra: null };
+    expect(omitOptionalNulls(args, schema)).toEqual(args);
+  });
+
+  it("cleans nested objects against their own properties", () => {
+    expect(omitOptionalNulls({ query: "x", filter: { tag: null, owner: null } }, schema)).toEqual({ query: "x", filter: { owner: null } });
+  });
+
+  it("hands back the same object when nothing changes, and never changes its input", () => {
+    const args = { query: "x", limit: 3 };
+    expect(omitOptionalNulls(args, schema)).toBe(args);
+    const nulls = { query: "x", limit: null };
+    omitOptionalNulls(nulls, schema);
+    expect(nulls).toEqual({ query: "x", limit: null });
+  });
+
+  it("leaves arguments alone without a schema to read", () => {
+    const args = { a: null };
+    expect(omitOptionalNulls(args, undefined)).toBe(args);
+    expect(omitOptionalNulls(args, true)).toBe(args);
   });
 });
