@@ -239,6 +239,30 @@ describe("the probe", () => {
     }
   });
 
+  it("ends with the server's words when the first chat request fails outright", async () => {
+    await withServer({ profile: "llama.cpp" }, async (server) => {
+      const streams = io();
+      expect(await main(["probe", server.baseUrl], streams)).toBe(1);
+      expect(streams.err.text()).toMatch(/agent-core: .* answered HTTP 500: the loopback endpoint has no response scripted/);
+      expect(streams.out.text()).toBe("");
+    });
+  });
+
+  it("marks a capability unknown, not supported, when its request fails without a refusal", async () => {
+    const respond = (request: RecordedRequest): Scripted =>
+      Array.isArray((request.body as { tools?: unknown }).tools)
+        ? { kind: "error", status: 503, body: { error: { message: "upstream overloaded", type: "server_error" } } }
+        : turn({ content: "ok" });
+    await withServer({ profile: "openai", respond }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const rows = report.findings.filter((finding) => finding.capability === "strictSchemas" || finding.capability === "toolCalls");
+      expect(rows.map((row) => [row.status, row.words])).toEqual([
+        ["unknown", "upstream overloaded"],
+        ["unknown", "upstream overloaded"],
+      ]);
+    });
+  });
+
   it("prints the report as JSON with --json", async () => {
     await withServer({ profile: "llama.cpp", respond: probeModel() }, async (server) => {
       const streams = io();

@@ -95,6 +95,18 @@ export function looksLikeHtml(text: string): boolean {
   return /^\s*(?:<!doctype html|<html|<head|<body|<\?xml|<)/i.test(text);
 }
 
+/** The server's own words for a failure: the body's message where the SDK parsed one, else the first message found. */
+export function wordsOf(error: unknown): string {
+  const body = (error as { error?: unknown } | null)?.error;
+  if (typeof body === "string") return oneLine(body);
+  if (body && typeof body === "object") {
+    const message = (body as { message?: unknown }).message;
+    if (typeof message === "string") return oneLine(message);
+  }
+  const first = describeError(error).message.split(" | ")[0] ?? "";
+  return oneLine(first.replace(/^\d{3}\s+/, ""));
+}
+
 const MODEL_WORDS = /model[^.]{0,80}(?:does not exist|not found|not exist|is not (?:available|served|loaded)|unknown|no such|invalid model|not a valid model)|(?:unknown|invalid|no such) model|model_not_found/i;
 
 /**
@@ -116,7 +128,7 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   const code = connectionCode(error);
   if (code) return new CliFailure("unreachable", `Could not reach ${url}: ${CONNECTION_CODES[code]} (${code}).`, error);
   const description = describeError(error);
-  const words = oneLine(description.message || (error instanceof Error ? error.message : String(error)));
+  const words = wordsOf(error) || oneLine(error instanceof Error ? error.message : String(error));
   if (/\bbad port\b/i.test(words)) {
     return new CliFailure("unreachable", `Could not reach ${url}: fetch refuses to connect to that port; use the port the server listens on.`, error);
   }

@@ -17,12 +17,13 @@ import { streamTurn, type StreamBody } from "../stream.js";
 import { recoverToolCalls } from "../tool-calls.js";
 import { clearState, createState, type RuntimeState } from "./state.js";
 import { describeError } from "./error-body.js";
-import { CliFailure, oneLine, readFailure } from "./cli-errors.js";
+import { CliFailure, readFailure, wordsOf } from "./cli-errors.js";
 import { readListing } from "./cli-listing.js";
 import type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
 
 export type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
 export { readListing } from "./cli-listing.js";
+export { wordsOf } from "./cli-errors.js";
 
 const WINDOW_KEYS = ["context_length", "max_context_window", "max_model_len", "context_window", "n_ctx"] as const;
 
@@ -49,18 +50,6 @@ function latchesOf(supports: EndpointCapabilities, model: ModelCapabilities | un
     reasoningEffort: `${String(model?.reasoningEffort)}:${(model?.refusedEfforts ?? []).join(",")}`,
     droppedFields: (model?.droppedFields ?? []).join(","),
   };
-}
-
-/** The server's own words for a refusal: the body's message where the SDK parsed one. */
-export function wordsOf(error: unknown): string {
-  const body = (error as { error?: unknown } | null)?.error;
-  if (typeof body === "string") return oneLine(body);
-  if (body && typeof body === "object") {
-    const message = (body as { message?: unknown }).message;
-    if (typeof message === "string") return oneLine(message);
-  }
-  const first = describeError(error).message.split(" | ")[0] ?? "";
-  return oneLine(first.replace(/^\d{3}\s+/, ""));
 }
 
 /** The endpoint state one probe run shares between its steps. */
@@ -147,11 +136,19 @@ function modelRecord(probe: Probe): ModelCapabilities {
   return record;
 }
 
+/** Whether a failed request was the server refusing it (a 4xx that is not a rate limit, a timeout or an overflow). */
+function isRefusal(error: unknown): boolean {
+  const status = describeError(error).status;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429 && !isOverflow(error);
+}
+
 /** Runs the first chat probe: usage in the stream, the max-tokens spelling, temperature and the effort rungs. */
 async function probeParameters(probe: Probe): Promise<ProbeFinding[]> {
   const messages: Message[] = [{ role: "user", content: "Reply with the single word: ok" }];
   const config = { model: probe.model, maxTokens: 16, temperature: 0, reasoningEffort: "none" };
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
+  // The first plain request failing for any reason but a refusal leaves nothing worth probing.
+  if (outcome.error !== undefined && !isRefusal(outcome.error)) throw readFailure(outcome.error, probe.options.baseUrl, probe.model);
   const model = modelRecord(probe);
   const refused = outcome.error === undefined ? undefined : wordsOf(outcome.error);
   const rows: ProbeFinding[] = [];
@@ -160,18 +157,26 @@ async function probeParameters(probe: Probe): Promise<ProbeFinding[]> {
   else if (!usage) rows.push(finding("usageInStream", "usage in the stream", "unknown", "the request failed after negotiation", refused));
   else if (usage.prompt > 0 || usage.total > 0) rows.push(finding("usageInStream", "usage in the stream", "supported", `sent (${usage.prompt} prompt tokens${usage.cached > 0 ? `, ${usage.cached} cached` : ""})`));
   else rows.push(finding("usageInStream", "usage in the stream", "ignored", "stream_options accepted but no usage came"));
+  // A flag still on after a failed request was never tried through to an answer.
+  const untried = (capability: ProbeCapability, label: string): ProbeFinding => finding(capability, label, "unknown", "the request failed after negotiation", refused);
   rows.push(
-    model.legacyTokenLimit
-      ? finding("maxTokens", "max-tokens spelling", "supported", "max_tokens")
-      : finding("maxTokens", "max-tokens spelling", "refused", "max_tokens refused; sends max_completion_tokens", probe.words.maxTokens),
+    !model.legacyTokenLimit
+      ? finding("maxTokens", "max-tokens spelling", "refused", "max_tokens refused; sends max_completion_tokens", probe.words.maxTokens)
+      : outcome.error !== undefined
+        ? untried("maxTokens", "max-tokens spelling")
+        : finding("maxTokens", "max-tokens spelling", "supported", "max_tokens"),
   );
   rows.push(
-    model.chosenTemperature
-      ? finding("temperature", "temperature", "supported", "a chosen temperature (0) was taken")
-      : finding("temperature", "temperature", "refused", "only the model's own temperature", probe.words.temperature),
+    !model.chosenTemperature
+      ? finding("temperature", "temperature", "refused", "only the model's own temperature", probe.words.temperature)
+      : outcome.error !== undefined
+        ? untried("temperature", "temperature")
+        : finding("temperature", "temperature", "supported", "a chosen temperature (0) was taken"),
   );
   if (!model.reasoningEffort) {
     rows.push(finding("reasoningEffort", "reasoning effort", "refused", "takes no reasoning_effort", probe.words.reasoningEffort));
+  } else if (outcome.error !== undefined) {
+    rows.push(untried("reasoningEffort", "reasoning effort"));
   } else {
     const took = effortFor(model, "none");
     const skipped = model.refusedEfforts.length > 0 ? `; refused ${model.refusedEfforts.join(", ")}` : "";
@@ -187,6 +192,12 @@ async function probeTools(probe: Probe): Promise<ProbeFinding[]> {
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages, [PROBE_TOOL]));
   if (!outcome.turn) {
     const words = wordsOf(outcome.error);
+    if (!isRefusal(outcome.error)) {
+      return [
+        finding("strictSchemas", "strict tool schemas", "unknown", "the request with tools failed", words),
+        finding("toolCalls", "tool calls", "unknown", "the request with tools failed", words),
+      ];
+    }
     return [
       finding("strictSchemas", "strict tool schemas", "unknown", "tools were refused", undefined),
       finding("toolCalls", "tool calls", "refused", "the request with tools was refused", words),
@@ -215,6 +226,7 @@ async function probeJsonSchema(probe: Probe): Promise<ProbeFinding> {
     return body;
   });
   const model = modelRecord(probe);
+  if (outcome.error !== undefined && !isRefusal(outcome.error)) return finding("jsonSchema", "json_schema response_format", "unknown", "the request failed", wordsOf(outcome.error));
   if (outcome.error !== undefined) return finding("jsonSchema", "json_schema response_format", "refused", "refused, and not as something to drop", wordsOf(outcome.error));
   if (!model.structuredOutput) return finding("jsonSchema", "json_schema response_format", "refused", "answers are held to JSON by parsing instead", probe.words.jsonSchema);
   return finding("jsonSchema", "json_schema response_format", "supported", "taken");
@@ -229,7 +241,7 @@ async function probePrefill(probe: Probe): Promise<ProbeFinding> {
   const config = { model: probe.model, maxTokens: 16 };
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
   const status = describeError(outcome.error).status;
-  if (outcome.error !== undefined && (status === 400 || status === 422) && !isOverflow(outcome.error)) {
+  if (outcome.error !== undefined && (status === 400 || status === 422) && isRefusal(outcome.error)) {
     modelRecord(probe).assistantPrefill = false;
     return finding("prefill", "assistant prefill", "refused", "a cut-off answer is not continued", wordsOf(outcome.error));
   }
