@@ -368,6 +368,23 @@ describe("streamTurn", () => {
       }
     });
 
+    it("rearms the idle clock on every chunk, so a reply longer than idleMs but never quiet that long finishes", async () => {
+      const timed = await timedServer([
+        { waitMs: 0, headers: true, write: event(chunk({ content: "a" })) },
+        { waitMs: 150, write: event(chunk({ content: "b" })) },
+        { waitMs: 150, write: event(chunk({ content: "c" })) },
+        { waitMs: 150, write: event(chunk({ content: "d" })) },
+        { waitMs: 150, write: event(chunk({ content: "e" }, "stop")) + "data: [DONE]\n\n" },
+      ]);
+      try {
+        const client = getClientIn(state, { baseUrl: timed.baseUrl });
+        const result = await streamTurn(client, body, { idleMs: 400, firstChunkMs: 3_000 });
+        expect(result.content).toBe("abcde");
+      } finally {
+        await timed.close();
+      }
+    });
+
     it("does not start the idle clock on an empty role chunk", async () => {
       const timed = await timedServer([
         { waitMs: 0, headers: true, write: event(chunk({ role: "assistant", content: "" })) },
