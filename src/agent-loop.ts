@@ -153,6 +153,8 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
         emit: emitEvent,
         notice,
         onRequest: (body) => quietly(options.onRequest, body, step),
+        ...(typeof options.sleep === "function" ? { sleep: options.sleep } : {}),
+        ...(options.now ? { now } : {}),
       });
       let turn = reply.turn;
       const firstUsage = reply.first;

@@ -1155,3 +1155,49 @@ describe("strict-mode nulls", () => {
     });
   });
 });
+
+describe("config.loadingTimeoutSeconds", () => {
+  const clock = () => {
+    let at = 0;
+    const slept: number[] = [];
+    return {
+      slept,
+      now: () => at,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        at += ms;
+      },
+    };
+  };
+
+  it("waits for a server still loading the model without spending a retry, with one notice", async () => {
+    await withLoop({ profile: "llama.cpp", loading: 4 }, async ({ server, run, config }) => {
+      server.script(answer("Loaded now."));
+      const { now, sleep, slept } = clock();
+      const notices: string[] = [];
+      const result = await run({ config: { ...config, maxRetries: 0, loadingTimeoutSeconds: 60 }, now, sleep, onNotice: (text) => notices.push(text) });
+      expect(result.turn.content).toBe("Loaded now.");
+      expect(server.chatBodies()).toHaveLength(5);
+      expect(slept).toEqual([3000, 3000, 3000, 3000]);
+      expect(notices.filter((text) => /still loading/.test(text))).toEqual(["The endpoint is still loading loopback-model; waiting up to 60 s for it."]);
+      expect(notices.some((text) => /retry/.test(text))).toBe(false);
+    });
+  });
+
+  it("gives up at its bound, as an AgentLoopError whose cause is the loading refusal", async () => {
+    await withLoop({ profile: "llama.cpp", loading: 1000 }, async ({ server, run, config }) => {
+      const { now, sleep, slept } = clock();
+      const notices: string[] = [];
+      const error = await run({ config: { ...config, maxRetries: 2, loadingTimeoutSeconds: 10 }, now, sleep, onNotice: (text) => notices.push(text) }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect((error as Error).message).toMatch(/Loading model/);
+      expect(slept.reduce((sum, ms) => sum + ms, 0)).toBe(10_000);
+      expect(slept).toEqual([3000, 3000, 3000, 1000]);
+      expect(server.chatBodies()).toHaveLength(5);
+      expect(notices.filter((text) => /still loading/.test(text))).toHaveLength(1);
+      expect(notices.some((text) => /retry/.test(text))).toBe(false);
+    });
+  });
+});

@@ -116,8 +116,15 @@ export interface AgentLoopOptions {
   client?: OpenAI;
   /** Told each notice as it is emitted. */
   onNotice?: (text: string) => unknown;
-  /** The clock events are stamped with. @default Date.now */
+  /** The clock events are stamped with, and each step's loading wait is measured on. @default Date.now */
   now?: () => number;
+  /**
+   * Waits between a step's attempts: a retry's backoff and each poll of a server still loading
+   * the model. A test hook, so a run can go through a loading wait without real time passing.
+   * @default a timer
+   * @internal
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /** The metrics a run returns: runMetrics over its events, the load counts, and each turn's own. */

@@ -32,6 +32,10 @@ export interface StepRequest {
   notice: (text: string) => void;
   /** Hears the request as first built. */
   onRequest: (body: RequestBody) => void;
+  /** Waits between attempts (retry backoff, the loading poll); absent is runTurn's timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock the loading wait is measured on; absent is runTurn's. */
+  now?: () => number;
 }
 
 /** What a step's request came back with. */
@@ -80,6 +84,8 @@ export async function sendStep(state: RuntimeState, client: OpenAI, supports: En
     ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
     ...(request.limit !== undefined ? { contextLimit: request.limit } : {}),
     ...(loadingSeconds !== undefined ? { loadingTimeoutMs: loadingSeconds * 1000 } : {}),
+    ...(request.sleep ? { sleep: request.sleep } : {}),
+    ...(request.now ? { now: request.now } : {}),
     onNotice: request.notice,
   });
   const firstUsage = turn.usage;
