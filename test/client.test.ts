@@ -284,6 +284,32 @@ describe("contextLimitFor", () => {
     expect(asked(server).filter((path) => path === "/props")).toHaveLength(1);
   });
 
+  it.each([404, 405, 501])("drops /api/v0/models for the life of the runtime once it answers %i, however much time passes", async (status) => {
+    let clock = 1_000;
+    const server = await serve({
+      profile: "openai",
+      routes: { "GET /api/v0/models": { kind: "error", status, body: { error: "no such route" } } },
+    });
+    const state = fresh();
+    const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
+    const options = { listingMissMs: 5_000, now: () => clock };
+    const lmstudioAsks = () => asked(server).filter((path) => path === "/api/v0/models").length;
+    expect(await contextLimitForIn(state, endpoint, undefined, options)).toBe(0);
+    expect(lmstudioAsks()).toBe(1);
+    clock += 1_000_000;
+    expect(await contextLimitForIn(state, endpoint, undefined, options)).toBe(0);
+    expect(lmstudioAsks()).toBe(1);
+  });
+
+  it.each(["context_length", "max_context_window", "max_model_len", "context_window", "n_ctx"])(
+    "takes a window listed at the top of the model's entry as %s, and asks nothing else",
+    async (field) => {
+      const server = await serve({ profile: "openai", models: [{ id: "listed", [field]: 32_768, meta: { n_ctx_train: 131_072 } }] });
+      expect(await contextLimitForIn(fresh(), { baseUrl: server.baseUrl, model: "listed" })).toBe(32_768);
+      expect(asked(server)).toEqual(["/v1/models"]);
+    },
+  );
+
   it("answers 0 rather than rejecting for an endpoint it cannot read", async () => {
     expect(await contextLimitForIn(fresh(), {} as unknown as { baseUrl: string; model: string })).toBe(0);
     expect(await contextLimitForIn(fresh(), { baseUrl: "not a url", model: "m" })).toBe(0);
@@ -347,5 +373,23 @@ describe("listModels", () => {
     const pending = listModelsIn(fresh(), { baseUrl: server.baseUrl }, { signal: controller.signal });
     setTimeout(() => controller.abort(reason), 30);
     await expect(pending).rejects.toBe(reason);
+  });
+});
+
+describe("servedWindow", () => {
+  it("rejects with the signal's reason, remembering nothing of the lookup", async () => {
+    const server = await serve({ profile: "lmstudio", contextWindow: 12_000, routes: { "GET /api/v0/models": { kind: "stall", beforeHeaders: true } } });
+    const state = fresh();
+    const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
+    const reason = new Error("stop");
+    const controller = new AbortController();
+    const pending = servedWindowIn(state, endpoint, { signal: controller.signal });
+    while (!asked(server).includes("/api/v0/models")) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    await expect(servedWindowIn(state, endpoint, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    // The /props miss seen before the abort was not kept: /props is asked again.
+    await expect(servedWindowIn(state, endpoint, { signal: AbortSignal.timeout(200) })).rejects.toMatchObject({ name: "TimeoutError" });
+    expect(asked(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
   });
 });
