@@ -99,6 +99,30 @@ describe("continueTurn", () => {
     });
   });
 
+  it("latches assistantPrefill off on a 422 for the prefill as on a 400", async () => {
+    await withEndpoint({ profile: "openai" }, async (context) => {
+      const first = await cutOff(context);
+      context.server.script({ kind: "error", status: 422, body: { detail: "Trailing assistant message is not supported." } });
+      expect(await continueIt(context, first)).toBe(first);
+      expect(context.notices).toHaveLength(1);
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(false);
+    });
+  });
+
+  it("does not latch assistantPrefill off for a 400 that says the prompt no longer fits", async () => {
+    await withEndpoint({ profile: "openai" }, async (context) => {
+      const first = await cutOff(context);
+      context.server.script({
+        kind: "error",
+        status: 400,
+        body: { error: { message: "This model's maximum context length is 16 tokens. However, your messages resulted in 40 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } },
+      });
+      expect(await continueIt(context, first)).toBe(first);
+      expect(context.notices).toHaveLength(1);
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(true);
+    });
+  });
+
   it("keeps the answer with a notice on any other failure, without latching", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       const first = await cutOff(context);
