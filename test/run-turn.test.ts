@@ -165,6 +165,17 @@ describe("runTurn: a model still loading", () => {
     });
   });
 
+  it("polls every three seconds for two minutes by default", async () => {
+    await withEndpoint({ profile: "llama.cpp", loading: 1_000 }, async (context) => {
+      const error = await run(context, { model: M }, { maxRetries: 0 }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status: 503 });
+      expect(context.clock.now).toBe(120_000);
+      expect(new Set(context.sleeps)).toEqual(new Set([3_000]));
+      expect(context.server.chatBodies()).toHaveLength(41);
+      expect(context.notices.filter((notice) => /loading/.test(notice))).toHaveLength(1);
+    });
+  });
+
   it("falls back to the ordinary backoff with the wait turned off", async () => {
     await withEndpoint({ profile: "llama.cpp", loading: 100 }, async (context) => {
       const error = await run(context, { model: M }, { loadingTimeoutMs: 0, maxRetries: 1 }).catch((caught: unknown) => caught);
