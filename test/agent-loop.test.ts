@@ -9,6 +9,8 @@ import { clearState, createState, type RuntimeState } from "../src/internal/stat
 import { ContextOverflow } from "../src/retry.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "./support/endpoint.js";
 import { validateTranscript } from "./support/transcript.js";
+import { cacheBreakReason, createUsageAccount, type SentRequest } from "../src/internal/loop-usage.js";
+import type { Turn } from "../src/config.js";
 
 interface Harness {
   server: EndpointServer;
@@ -1199,5 +1201,59 @@ describe("config.loadingTimeoutSeconds", () => {
       expect(notices.filter((text) => /still loading/.test(text))).toHaveLength(1);
       expect(notices.some((text) => /retry/.test(text))).toBe(false);
     });
+  });
+});
+
+describe("the cache verdict", () => {
+  const user = (content: string): Message => ({ role: "user", content });
+  const base: SentRequest = { messages: [{ role: "system", content: "Sys." }, user("one")], tools: [tool("read")] };
+
+  it("names the tool block, then the system prompt, then the history, and none-known where the request only appended", () => {
+    expect(cacheBreakReason(base, { ...base, tools: [tool("read"), tool("write")] })).toBe("tools-changed");
+    expect(cacheBreakReason(base, { ...base, tools: [tool("read")], messages: [{ role: "system", content: "Sys, moved." }, user("one")] })).toBe("system-changed");
+    expect(cacheBreakReason(base, { ...base, messages: [{ role: "system", content: "Sys." }, user("one, edited"), user("two")] })).toBe("history-rewritten");
+    expect(cacheBreakReason(base, { ...base, messages: [{ role: "system", content: "Sys." }] })).toBe("history-rewritten");
+    expect(cacheBreakReason(base, { ...base, messages: [...base.messages, { role: "assistant", content: "A." }, user("two")] })).toBe("none-known");
+    // A changed tool block wins over a changed system prompt, since it is rendered first.
+    expect(cacheBreakReason(base, { tools: [], messages: [{ role: "system", content: "Other." }] })).toBe("tools-changed");
+  });
+
+  const step = (sent: SentRequest, prompt: number, cached?: number) => {
+    const usage = { prompt, completion: 10, total: prompt + 10, cached: cached ?? 0, ...(cached !== undefined ? { uncached: prompt - cached } : {}) };
+    const turn: Turn = { content: "ok", toolCalls: [], usage, finishReason: "stop", reasoning: "" };
+    return { sent, transcript: sent.messages.slice(1), system: "Sys.", turn, first: usage, charsPerToken: 4 };
+  };
+
+  it("is broken only short of 90% of the previous prompt, and given only where a cache count was reported", () => {
+    const next: SentRequest = { ...base, messages: [...base.messages, { role: "assistant", content: "A." }, user("two")] };
+    const held = createUsageAccount(undefined);
+    const first = held.record(step(base, 1000, 0));
+    expect(first.cacheExpected).toBeUndefined();
+    expect(first.cacheBroken).toBeUndefined();
+    const atLine = held.record(step(next, 1200, 900));
+    expect(atLine.cacheExpected).toBe(1010);
+    expect(atLine.cacheBroken).toBe(false);
+    expect(atLine.cacheBreakReason).toBeUndefined();
+
+    const short = createUsageAccount(undefined);
+    short.record(step(base, 1000, 0));
+    const broken = short.record(step(next, 1200, 899));
+    expect(broken.cacheBroken).toBe(true);
+    expect(broken.cacheBreakReason).toBe("none-known");
+
+    const silent = createUsageAccount(undefined);
+    silent.record(step(base, 1000));
+    const unreported = silent.record(step(next, 1200));
+    expect(unreported.cacheExpected).toBe(1010);
+    expect(unreported.cacheBroken).toBeUndefined();
+  });
+
+  it("leaves used absent before the first request and where a request reported no prompt", () => {
+    const account = createUsageAccount(undefined);
+    expect(account.used).toBeUndefined();
+    account.record(step(base, 500, 0));
+    expect(account.used).toBe(500);
+    account.record(step(base, 0));
+    expect(account.used).toBeUndefined();
   });
 });
