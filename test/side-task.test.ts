@@ -286,6 +286,29 @@ describe("ask and askReply", () => {
     });
   });
 
+  it("gives askJson and summariser the same extraBody handling: merged after the temperature, a refused field dropped for that model", async () => {
+    await withEndpoint({ refuse: { fields: ["min_p"] } }, async ({ server, state, endpoint }) => {
+      server.script(turn({ content: '{"tools":[]}' }), turn({ content: "A summary." }));
+      const extraBody = { temperature: 0.7, top_k: 20, min_p: 0.05 };
+      expect(await askJsonIn(state, endpoint, MODEL, "", "hi", PRESELECT_SCHEMA, { temperature: 0.1, extraBody })).toEqual({ tools: [] });
+      expect(await summariserIn(state, endpoint, MODEL, { temperature: 0.1, extraBody })([{ role: "user", content: "hi" }], {})).toBe("A summary.");
+      const bodies = server.chatBodies();
+      expect(bodies.map((body) => [body.temperature, body.top_k, "min_p" in body])).toEqual([
+        [0.7, 20, true],
+        [0.7, 20, false],
+        [0.7, 20, false],
+      ]);
+    });
+  });
+
+  it("takes every fence the side tasks read out of the answer, <thinking> and <reasoning> included", async () => {
+    await withEndpoint({ profile: "openai" }, async ({ server, state, endpoint }) => {
+      server.script(turn({ content: "<thinking>A title.</thinking>Fixing" }), turn({ content: "<reasoning>Short.</reasoning> the build" }));
+      expect(await askIn(state, endpoint, MODEL, "", "hi")).toBe("Fixing");
+      expect(await askIn(state, endpoint, MODEL, "", "hi")).toBe("the build");
+    });
+  });
+
   it("drops the no-thinking hints on an endpoint that refuses them by name", async () => {
     await withEndpoint({ profile: "openai", refuse: { fields: ["chat_template_kwargs"], fieldWording: "unknown" } }, async ({ server, state, endpoint }) => {
       server.script(turn({ content: "one" }), turn({ content: "two" }));
