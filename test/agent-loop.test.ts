@@ -7,6 +7,7 @@ import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit, failedRun } from
 import type { RunEventInput } from "../src/events.js";
 import { clearState, createState, type RuntimeState } from "../src/internal/state.js";
 import { ContextOverflow } from "../src/retry.js";
+import { PRESELECTED_NOTICE } from "../src/preselect.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "./support/endpoint.js";
 import { validateTranscript } from "./support/transcript.js";
 import { cacheBreakReason, createUsageAccount, type SentRequest } from "../src/internal/loop-usage.js";
@@ -1255,5 +1256,94 @@ describe("the cache verdict", () => {
     expect(account.used).toBe(500);
     account.record(step(base, 0));
     expect(account.used).toBeUndefined();
+  });
+});
+
+describe("what the loop picked", () => {
+  it("is said as PRESELECTED_NOTICE and the names, comma-separated, before the first turn", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      server.script(answer());
+      const notices: string[] = [];
+      await run({
+        config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "small" },
+        tools: catalogTools,
+        catalog,
+        preselect: true,
+        sideTasks: { preselect: () => ["search", "fetch"] },
+        onNotice: (text) => notices.push(text),
+      });
+      expect(notices).toContain(`${PRESELECTED_NOTICE} search, fetch`);
+      const said = events.findIndex((event) => event.kind === "notice" && event.text === `${PRESELECTED_NOTICE} search, fetch`);
+      expect(said).toBeGreaterThanOrEqual(0);
+      const firstTurn = events.findIndex((event) => event.kind === "output" || event.kind === "usage" || event.kind === "tool-call");
+      expect(said).toBeLessThan(firstTurn);
+    });
+  });
+
+  it("says nothing where nothing was picked", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      server.script(answer());
+      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, preselected: [] });
+      expect(events.some((event) => event.kind === "notice" && event.text.startsWith(PRESELECTED_NOTICE))).toBe(false);
+    });
+  });
+
+  it("rides on a failed run beside loaded and used", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["read_file", { path: "a" }]), { kind: "error", status: 500, body: { error: { message: "the server fell over" } } });
+      const error = await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        tools: catalogTools,
+        catalog,
+        preselected: ["read_file", "write_file"],
+      }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error)).toBe(true);
+      const failed = failedRun(error)!;
+      expect(failed.preselected).toEqual(["read_file", "write_file"]);
+      expect(failed.used).toEqual(["read_file"]);
+      expect(failed.loaded).toEqual(["read_file"]);
+      expect(validateTranscript(failed.messages)).toEqual([]);
+    });
+  });
+});
+
+describe("proxied calls", () => {
+  it("reach dispatch, onToolCall, the events and used as the tool they name, under the call's own id", async () => {
+    await withLoop({}, async ({ server, run, config, events }) => {
+      const told: string[] = [];
+      const results: string[] = [];
+      server.script(calls(["call_tool", { name: "fetch", arguments: '{"url": "a"}' }, "px1"]), answer());
+      const result = await run({
+        config: { ...config, toolDiscovery: "proxy" },
+        tools: catalogTools,
+        catalog,
+        onToolCall: (request) => told.push(`${request.id}:${request.name}:${JSON.stringify(request.args)}`),
+        onToolResult: (outcome) => results.push(`${outcome.id}:${outcome.name}:${outcome.ok}`),
+        dispatch: ({ id, name }) => `${id} ${name}`,
+      });
+      expect(told).toEqual(['px1:fetch:{"url":"a"}']);
+      expect(results).toEqual(["px1:fetch:true"]);
+      expect(events.filter((event) => event.kind === "tool-call")).toMatchObject([{ id: "px1", name: "fetch" }]);
+      expect(result.used).toEqual(["fetch"]);
+      expect(result.messages[1]).toMatchObject({ tool_calls: [{ id: "px1", function: { name: "call_tool" } }] });
+      expect(result.messages[2]).toEqual({ role: "tool", tool_call_id: "px1", content: "px1 fetch" });
+    });
+  });
+
+  it("load a definition again once beforeStep has taken the one in the history away", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["load_tools", { names: ["fetch"] }]), calls(["load_tools", { names: ["fetch"] }]), answer());
+      const result = await run({
+        config: { ...config, toolDiscovery: "proxy" },
+        tools: catalogTools,
+        catalog,
+        beforeStep: (messages, step) => (step === 1 ? [{ role: "system", content: "Summary: fetch was loaded." }, messages[0]!] : undefined),
+      });
+      const second = result.messages[result.messages.length - 2]!;
+      expect(second.role).toBe("tool");
+      expect(JSON.parse((second.content as string).split("\n")[0]!)).toMatchObject({ name: "fetch" });
+      expect(result.metrics.toolsLoaded).toBe(2);
+      expect(result.metrics.redundantLoads).toBe(0);
+    });
   });
 });
