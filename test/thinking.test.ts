@@ -92,6 +92,11 @@ describe("stripThinking", () => {
     expect(stripThinking("<reasoning>r</reasoning>a", ALL_FENCES)).toEqual({ content: "a", reasoning: "r" });
   });
 
+  it("leaves <reasoning> alone by default too, since a model can be quoting it", () => {
+    expect(stripThinking("<reasoning>r</reasoning>a")).toEqual({ content: "<reasoning>r</reasoning>a", reasoning: "" });
+    expect(DEFAULT_FENCES.map((fence) => fence.open)).toEqual(["<think>", "<|channel|>analysis<|message|>", "◁think▷"]);
+  });
+
   it("keeps a reply cut off inside a fence as reasoning with an empty answer", () => {
     expect(stripThinking("<think>Let me work through this step by st")).toEqual({
       content: "",
