@@ -244,6 +244,15 @@ describe("ask and askReply", () => {
     });
   });
 
+  it("sends the effort effortFor answers, stepping up past a rung the model refused and remembering it", async () => {
+    await withEndpoint({ profile: "openai", refuse: { reasoningEffort: ["minimal"], supportedEfforts: ["low", "medium", "high"] } }, async ({ server, state, endpoint }) => {
+      server.script(turn({ content: "one" }), turn({ content: "two" }));
+      expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("one");
+      expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("two");
+      expect(server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["minimal", "low", "low"]);
+    });
+  });
+
   it("keeps the no-thinking hints for reasoningEffort off", async () => {
     await withEndpoint({}, async ({ server, state, endpoint }) => {
       server.script(turn({ content: "ok" }));
