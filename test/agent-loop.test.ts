@@ -1347,3 +1347,39 @@ describe("proxied calls", () => {
     });
   });
 });
+
+describe("the host's listeners", () => {
+  it("onToolCall, onToolResult, onTurn and onRequest are not awaited, and what they throw does not cost the run", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(calls(["read", {}]), answer("Still answered."));
+      const pending = () => new Promise(() => undefined);
+      const result = await run({ tools: [tool("read")], onToolCall: pending, onToolResult: pending, onTurn: pending, onRequest: () => {
+        throw new Error("a watcher fell over");
+      } });
+      expect(result.turn.content).toBe("Still answered.");
+    });
+  });
+
+  it("onMessage's return value is ignored, since beforeStep is the one way to rewrite the transcript", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(calls(["read", {}]), answer());
+      const result = await run({ tools: [tool("read")], onMessage: () => [{ role: "user", content: "rewritten" }] });
+      expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+      expect((server.chatBodies()[1]!.messages as Message[]).some((message) => message.content === "rewritten")).toBe(false);
+    });
+  });
+});
+
+describe("a continued turn's accounting", () => {
+  it("keeps the ledger and the context breakdown on the first request's reported prompt", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(turn({ content: "Part one", finishReason: "length" }), turn({ content: " and part two." }));
+      const result = await run({ config: { ...config, maxTokens: 5 }, maxContinuations: 1 });
+      const [metrics] = result.metrics.turnMetrics;
+      const firstPrompt = result.ledger[0]!.prompt;
+      expect(metrics!.prompt).toBeGreaterThan(firstPrompt);
+      expect(metrics!.context!.total).toBe(firstPrompt);
+      expect(result.ledger).toHaveLength(1);
+    });
+  });
+});
