@@ -208,6 +208,15 @@ describe("runTurn: retries", () => {
     });
   });
 
+  it("retries an endpoint that primes the stream with an empty role chunk and then goes silent", async () => {
+    await withEndpoint({}, async (context) => {
+      context.server.script({ kind: "stall", afterChunks: [{ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }] }, turn({ content: "Paris" }));
+      const answered = await run(context, { model: M }, { maxRetries: 1, idleMs: 50, firstChunkMs: 150 });
+      expect(answered.content).toBe("Paris");
+      expect(context.server.chatBodies()).toHaveLength(2);
+    });
+  });
+
   it("stops after maxRetries", async () => {
     await withEndpoint({ respond: () => ({ kind: "error", status: 502, body: "<html>Bad Gateway</html>" }) }, async (context) => {
       const error = await run(context, { model: M }, { maxRetries: 2 }).catch((caught: unknown) => caught);
