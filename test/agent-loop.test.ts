@@ -1383,3 +1383,37 @@ describe("a continued turn's accounting", () => {
     });
   });
 });
+
+describe("the run's ledger", () => {
+  it("puts a boundary after the question and after each step's results, rides on every usage event, and is continued when passed back", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, events }) => {
+      server.script(calls(["read", {}]), calls(["read", { path: "b" }]), answer());
+      const first = await run({ tools: [tool("read")] });
+      expect(first.ledger.map((entry) => entry.through)).toEqual([0, 2, 4]);
+      for (const entry of first.ledger) expect(first.messages[entry.through]!.role).not.toBe("assistant");
+      expect(new Set(first.ledger.map((entry) => entry.epoch)).size).toBe(1);
+      const usage = events.filter((event) => event.kind === "usage") as Extract<RunEventInput, { kind: "usage" }>[];
+      expect(usage.map((event) => event.ledger?.length)).toEqual([1, 2, 3]);
+      expect(usage.at(-1)!.ledger).toEqual(first.ledger);
+
+      server.script(answer("Again."));
+      const next = await run({ tools: [tool("read")], messages: [...first.messages, { role: "user", content: "And the other folder?" }], ledger: first.ledger });
+      expect(next.ledger.slice(0, 3)).toEqual(first.ledger);
+      expect(next.ledger[3]!.through).toBe(first.messages.length);
+      // The first request of a run cannot be known to have only appended: a new epoch.
+      expect(next.ledger[3]!.epoch).not.toBe(first.ledger[2]!.epoch);
+    });
+  });
+
+  it("moves the entries that still stand when beforeStep returns a different transcript, and starts a new epoch", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run }) => {
+      server.script(calls(["read", {}]), answer());
+      const result = await run({
+        tools: [tool("read")],
+        beforeStep: (messages, step) => (step === 1 ? [{ role: "system", content: "Summary of before." }, ...messages] : undefined),
+      });
+      expect(result.ledger.map((entry) => entry.through)).toEqual([1, 3]);
+      expect(result.ledger[1]!.epoch).not.toBe(result.ledger[0]!.epoch);
+    });
+  });
+});
