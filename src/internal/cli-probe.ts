@@ -211,7 +211,8 @@ async function probeTools(probe: Probe): Promise<ProbeFinding[]> {
   if (recoverToolCalls(turn.content, [PROBE_TOOL.function.name]).calls.length > 0) {
     return [strict, finding("toolCalls", "tool calls", "as text", "left in the reply as text; recoverToolCalls reads them")];
   }
-  return [strict, finding("toolCalls", "tool calls", "not called", "the model answered without calling the tool")];
+  const why = turn.finishReason === "length" ? "the reply hit the 64-token ceiling before any call" : "the model answered without calling the tool";
+  return [strict, finding("toolCalls", "tool calls", "not called", why)];
 }
 
 /** Runs the structured-output probe: a json_schema response_format. */
@@ -314,6 +315,7 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     const listing = await readListing(options, base);
     const model = options.model ?? listing?.[0]?.id;
     if (!model) throw new CliFailure("unknownModel", `${base} lists no models to choose from; pass --model NAME.`);
+    if (!options.model && listing && listing.length > 1) progress(`no --model given: probing ${model}, the first of the ${listing.length} models listed`);
     const entry = listing?.find((item) => item.id === model);
     const endpoint = { baseUrl: base, apiKey: options.apiKey ?? "" };
     const probe: Probe = {
