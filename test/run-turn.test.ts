@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type OpenAI from "openai";
-import { charsPerTokenForIn } from "../src/calibration.js";
+import { calibrateIn, charsPerTokenForIn } from "../src/calibration.js";
 import { capabilitiesForIn, type EndpointCapabilities, type ModelCapabilities } from "../src/capabilities.js";
 import { getClientIn } from "../src/client.js";
 import type { Message, ModelParams } from "../src/config.js";
@@ -8,6 +8,7 @@ import { clearState, createState, type RuntimeState } from "../src/internal/stat
 import { buildBody } from "../src/request-body.js";
 import { ContextOverflow } from "../src/retry.js";
 import { bodyChars, runTurnIn, type RunTurnOptions } from "../src/run-turn.js";
+import { requestTokens } from "../src/tokens.js";
 import { PROFILE_NAMES, refusal, startEndpoint, turn, type EndpointOptions, type EndpointServer } from "./support/endpoint.js";
 
 interface Context {
@@ -285,6 +286,23 @@ describe("runTurn: retries", () => {
 });
 
 describe("runTurn: calibration", () => {
+  it("sizes the next request to the same model by the divisor its endpoint taught, not by four", async () => {
+    await withEndpoint({}, async (context) => {
+      const prompt = long(2000);
+      const body = buildBody({ model: M }, context.supports, undefined, prompt);
+      const atFour = requestTokens(body as never, { charsPerToken: 4 });
+      const atTwo = requestTokens(body as never, { charsPerToken: 2 });
+      const contextLimit = Math.floor((atFour + atTwo) / 2);
+      context.server.script(turn({ content: "fits at four" }));
+      expect((await run(context, { model: M }, { contextLimit }, prompt)).content).toBe("fits at four");
+      // Four readings of two characters a token push out the one the first turn took.
+      for (let reading = 0; reading < 4; reading += 1) calibrateIn(context.state, context.supports, M, 2_000, 1_000);
+      const error = await run(context, { model: M }, { contextLimit }, prompt).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ name: "ContextOverflow", source: "guard", limit: contextLimit });
+      expect(context.server.chatBodies()).toHaveLength(1);
+    });
+  });
+
   it("calibrates the model from the prompt count each answered turn reports", async () => {
     await withEndpoint({}, async (context) => {
       context.server.script(turn({ content: "Paris" }));
