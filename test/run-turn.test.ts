@@ -303,6 +303,18 @@ describe("runTurn: calibration", () => {
     });
   });
 
+  it("takes no reading from a turn whose request carried an image", async () => {
+    await withEndpoint({}, async (context) => {
+      context.server.script(turn({ content: "A cat." }));
+      const withImage: Message[] = [
+        { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+      ];
+      const answered = await run(context, { model: M }, {}, withImage);
+      expect(answered.usage.prompt).toBeGreaterThan(0);
+      expect(charsPerTokenForIn(context.state, context.supports, M)).toBe(4);
+    });
+  });
+
   it("calibrates the model from the prompt count each answered turn reports", async () => {
     await withEndpoint({}, async (context) => {
       context.server.script(turn({ content: "Paris" }));
