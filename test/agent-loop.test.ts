@@ -8,6 +8,7 @@ import type { RunEventInput } from "../src/events.js";
 import { clearState, createState, type RuntimeState } from "../src/internal/state.js";
 import { ContextOverflow } from "../src/retry.js";
 import { PRESELECTED_NOTICE } from "../src/preselect.js";
+import { configureHooksIn, withContextIn } from "../src/hooks.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "./support/endpoint.js";
 import { validateTranscript } from "./support/transcript.js";
 import { cacheBreakReason, createUsageAccount, type SentRequest } from "../src/internal/loop-usage.js";
@@ -1414,6 +1415,51 @@ describe("the run's ledger", () => {
       });
       expect(result.ledger.map((entry) => entry.through)).toEqual([1, 3]);
       expect(result.ledger[1]!.epoch).not.toBe(result.ledger[0]!.epoch);
+    });
+  });
+});
+
+describe("the hook context a run hands back", () => {
+  it("rebuilds the question exactly as it was sent, with the configured preface, whatever the configuration says since", async () => {
+    await withLoop({}, async ({ server, run, state }) => {
+      configureHooksIn(state, { preface: "Added by the test host:" });
+      server.script(answer());
+      const result = await run({ hooks: { run: async () => [{ hook: "notes", ok: true, context: "The folder is ~/notes." }] } });
+      expect(result.preface).toBe("Added by the test host:");
+      const sent = (server.chatBodies()[0]!.messages as Message[]).find((message) => message.role === "user")!;
+      configureHooksIn(state, { preface: "Something else entirely:" });
+      const rebuilt = withContextIn(state, result.messages, 0, result.context, result.preface);
+      expect(rebuilt[0]).toEqual(sent);
+    });
+  });
+
+  it("does not wait on the afterTurn hooks to return", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(answer("Answered."));
+      let told = 0;
+      const result = await run({
+        hooks: {
+          run: (event) => {
+            if (event !== "afterTurn") return Promise.resolve([]);
+            told += 1;
+            return new Promise(() => undefined);
+          },
+        },
+      });
+      expect(result.turn.content).toBe("Answered.");
+      expect(told).toBe(1);
+    });
+  });
+
+  it("is held to the run's hooks.maxTokens", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(answer(), answer());
+      const long = "word ".repeat(4000);
+      const hooks = { run: async () => [{ hook: "recall", ok: true, context: long }] };
+      const roomy = await run({ hooks });
+      const tight = await run({ hooks: { ...hooks, maxTokens: 50 } });
+      expect(tight.context.length).toBeLessThan(roomy.context.length);
+      expect(tight.context.length).toBeLessThanOrEqual(50 * 4 + 100);
     });
   });
 });
