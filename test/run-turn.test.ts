@@ -247,6 +247,22 @@ describe("runTurn: retries", () => {
     });
   });
 
+  it("drops a refused field it was told is droppable, and passes one it was not told of to the caller", async () => {
+    await withEndpoint({ profile: "openai", refuse: { fields: ["min_p"] } }, async (context) => {
+      context.server.script(turn({ content: "Paris" }));
+      const config = { model: M, extraBody: { min_p: 0.05 } };
+      const answered = await run(context, config, { droppable: ["min_p"] });
+      expect(answered.content).toBe("Paris");
+      expect(context.server.chatBodies().map((body) => "min_p" in body)).toEqual([true, false]);
+      expect(context.notices.join("\n")).toContain("min_p");
+
+      const other = "other-model";
+      const error = await run(context, { ...config, model: other }, { model: other, maxRetries: 0 }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status: 400 });
+      expect(context.server.chatBodies()).toHaveLength(3);
+    });
+  });
+
   it("latches nothing model-level without the model option, on the first attempt or a retry", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       context.server.script({ kind: "drop" }, refusal("openai", "maxTokens"));
