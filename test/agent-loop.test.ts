@@ -1463,3 +1463,41 @@ describe("the hook context a run hands back", () => {
     });
   });
 });
+
+describe("the loop's side tasks", () => {
+  const history: Message[] = [
+    { role: "user", content: "First question. ".repeat(190) },
+    { role: "assistant", content: "First answer. ".repeat(210) },
+    { role: "user", content: "Second question. ".repeat(180) },
+    { role: "assistant", content: "Second answer. ".repeat(200) },
+    ...question,
+  ];
+
+  it("are off by default, so a host that preselects or compacts itself is not sent a second request", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(answer());
+      const result = await run({
+        config: { ...config, contextLength: 4000, toolSelectModel: "small", tasks: { toolSelect: { model: "small" }, compaction: { model: "summary-model" } } },
+        messages: history,
+        tools: catalogTools,
+      });
+      expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
+      expect(result.messages.slice(0, history.length)).toEqual(history);
+      expect(result.preselected).toEqual([]);
+    });
+  });
+
+  it("write the summary with tasks.compaction's model under compact: true", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(answer("Two questions were asked and answered."), answer());
+      const result = await run({
+        config: { ...config, contextLength: 4000, tasks: { compaction: { model: "summary-model" } } },
+        messages: history,
+        compact: true,
+      });
+      expect(server.chatBodies().map((body) => body.model)).toEqual(["summary-model", "loopback-model"]);
+      expect(String(result.messages[0]!.content)).toContain("Two questions were asked and answered.");
+      expect(result.metrics.promptTokens).toBeLessThan(1000);
+    });
+  });
+});
