@@ -349,6 +349,19 @@ describe("ask and askReply", () => {
     });
   });
 
+  it("passes image parts to the server unchanged from askJson too", async () => {
+    await withEndpoint({ profile: "vllm" }, async ({ server, state, endpoint }) => {
+      const page: SideTaskInput = [
+        { type: "text", text: "List the tools on this screenshot." },
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+      ];
+      server.script(turn({ content: '{"tools":["grep"]}' }));
+      expect(await askJsonIn(state, endpoint, "vision", "You read screenshots.", page, PRESELECT_SCHEMA)).toEqual({ tools: ["grep"] });
+      const messages = server.chatBodies()[0]?.messages as Array<{ role: string; content: ContentPart[] }>;
+      expect(messages[1]).toEqual({ role: "user", content: page });
+    });
+  });
+
   it("reports finish_reason length from askReply, and keeps the cut-off text", async () => {
     await withEndpoint({ profile: "vllm" }, async ({ server, state, endpoint }) => {
       server.script(turn({ content: "Page one, line one, line one, line one", finishReason: "length" }));
