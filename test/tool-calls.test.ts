@@ -270,6 +270,12 @@ describe("recoverToolCalls", () => {
     expect(recoverToolCalls(`${call}\nor\n${call}`, ["read"]).calls).toHaveLength(0);
   });
 
+  it("recovers a bare or fenced JSON call only when it names a tool the request offered", () => {
+    expect(recoverToolCalls('{"name": "rm", "arguments": {"path": "/"}}', ["read"]).calls).toHaveLength(0);
+    expect(recoverToolCalls('Like this:\n```json\n{"name": "rm", "arguments": {"path": "/"}}\n```', ["read"]).calls).toHaveLength(0);
+    expect(recoverToolCalls('{"name": "read", "arguments": {"path": "a"}}', ["read"]).calls).toHaveLength(1);
+  });
+
   it("requires arguments on a bare JSON call", () => {
     expect(recoverToolCalls('{"name": "read"}', ["read"]).calls).toHaveLength(0);
   });
