@@ -172,6 +172,15 @@ describe("gather", () => {
     expect(gathered.outcomes[0]).toMatchObject({ hook: "memory", serverId: "mem", context: "Likes tea." });
   });
 
+  it("adds context only from sessionStart and beforeTurn; the other four events can only read", async () => {
+    const outcome = (event: string): HookOutcome[] => [{ hook: event, ok: true, context: `from ${event}` }];
+    const events = ["sessionStart", "beforeTurn", "afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"] as const;
+    const { run, calls } = runnerOf(Object.fromEntries(events.map((event) => [event, outcome(event)])));
+    const gathered = await gather(run, [...events], {});
+    expect(calls.map((call) => call.event)).toEqual([...events]);
+    expect(gathered.context).toBe(`${block("sessionStart", "from sessionStart")}\n\n${block("beforeTurn", "from beforeTurn")}`);
+  });
+
   it("adds nothing from an event that cannot inject", async () => {
     const { run } = runnerOf({ afterTurn: [{ hook: "log", ok: true, context: "late" }] });
     expect((await gather(run, "afterTurn", {})).context).toBe("");
