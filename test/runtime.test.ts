@@ -100,3 +100,17 @@ describe("resetAll", () => {
     resetAll();
   });
 });
+
+describe("resetAll and the settings", () => {
+  it("puts the event and hook defaults back, so one test's cap is not the next one's", () => {
+    const events = defaultRuntime.configureEvents();
+    const hooks = defaultRuntime.configureHooks();
+    defaultRuntime.configureEvents({ maxEvents: 7, trimSlack: 3, retainMs: 11, retainUnendedMs: 13 });
+    defaultRuntime.configureHooks({ contextTokens: 99, preface: "Mine:" });
+    resetAll();
+    expect(defaultRuntime.configureEvents()).toEqual(events);
+    expect(defaultRuntime.configureEvents().maxEvents).toBe(1000);
+    expect(defaultRuntime.configureHooks()).toEqual(hooks);
+    expect(defaultRuntime.configureHooks().contextTokens).toBe(2000);
+  });
+});
