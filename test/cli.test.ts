@@ -12,7 +12,8 @@ import { runTurnIn } from "../src/run-turn.js";
 import { importCapabilitiesIn } from "../src/snapshot.js";
 import { clearState, createState } from "../src/internal/state.js";
 import { main as runMain, type CliIo } from "../src/internal/cli-main.js";
-import { runDemo } from "../src/internal/cli-demo.js";
+import { demoModel, runDemo } from "../src/internal/cli-demo.js";
+import fc from "fast-check";
 import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/internal/cli-demo-tools.js";
 import { probeEndpoint, type ProbeStatus } from "../src/internal/cli-probe.js";
 import {
@@ -98,6 +99,17 @@ describe("the demo", () => {
     expect(streams.err.text()).toBe("agent-core: Stopped before it finished.\n");
   });
 
+  it("runs the same demo against an endpoint given by URL, with the key from the named variable", async () => {
+    await withServer({ profile: "vllm", models: [{ id: "served-model" }], respond: demoModel(0) }, async (server) => {
+      const streams = io({ DEMO_KEY: "sk-demo" });
+      const code = await main(["demo", "--base-url", server.baseUrl, "--model", "served-model", "--api-key-env", "DEMO_KEY", "--folder", root], streams);
+      expect(code).toBe(0);
+      expect(streams.out.text()).toMatch(/Running against .*, model served-model\./);
+      expect(streams.out.text()).toMatch(/answer: The project folder holds/);
+      expect(server.chatRequests().every((request) => request.headers.authorization === "Bearer sk-demo")).toBe(true);
+    });
+  });
+
   it("dims the thinking only where colour is allowed", async () => {
     const streams = io({ FORCE_COLOR: "1" });
     expect(await main(["demo", "--folder", root], streams)).toBe(0);
@@ -146,6 +158,31 @@ describe("the demo's tools", () => {
     expect(evaluateArithmetic("(16 * 2.5) + 4")).toBe(44);
     expect(evaluateArithmetic("2 ^ 3 ^ 2")).toBe(512);
     expect(evaluateArithmetic("-3 + 10 % 4 / 2")).toBe(-2);
+  });
+
+  it("agrees with integer arithmetic and fails only with ArithmeticError on any text", () => {
+    const number = fc.integer({ min: -50, max: 50 });
+    const op = fc.constantFrom("+", "-", "*");
+    const apply = (x: number, how: string, y: number): number => (how === "+" ? x + y : how === "-" ? x - y : x * y);
+    const show = (n: number): string => (n < 0 ? `(${n})` : String(n));
+    fc.assert(
+      fc.property(number, op, number, op, number, (a, op1, b, op2, c) => {
+        // Multiplication binds tighter; otherwise the operators go left to right.
+        const expected = op2 === "*" && op1 !== "*" ? apply(a, op1, b * c) : apply(apply(a, op1, b), op2, c);
+        expect(evaluateArithmetic(`${show(a)} ${op1} ${show(b)} ${op2} ${show(c)}`)).toBe(expected);
+      }),
+      { numRuns: 200 },
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), (text) => {
+        try {
+          expect(Number.isFinite(evaluateArithmetic(text))).toBe(true);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ArithmeticError);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("refuses anything that is not arithmetic instead of evaluating it", () => {
