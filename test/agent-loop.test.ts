@@ -1501,3 +1501,25 @@ describe("the loop's side tasks", () => {
     });
   });
 });
+
+describe("config.extraBody", () => {
+  it("is offered to negotiate as droppable: a field the endpoint refuses by name is latched off and the step sent again", async () => {
+    await withLoop({ profile: "openai", refuse: { fields: ["min_p"] } }, async ({ server, run, config }) => {
+      server.script(answer("Without min_p."), answer("Still without."));
+      const notices: string[] = [];
+      const extra = { ...config, extraBody: { min_p: 0.05, top_k: 20 } };
+      const result = await run({ config: extra, onNotice: (text) => notices.push(text) });
+      expect(result.turn.content).toBe("Without min_p.");
+      const bodies = server.chatBodies();
+      expect(bodies).toHaveLength(2);
+      expect(bodies[0]).toHaveProperty("min_p", 0.05);
+      expect(bodies[1]).not.toHaveProperty("min_p");
+      expect(bodies[1]).toHaveProperty("top_k", 20);
+      expect(notices.some((text) => text.includes("min_p"))).toBe(true);
+      // Latched for the model: the next run does not send it at all.
+      await run({ config: extra });
+      expect(server.chatBodies()).toHaveLength(3);
+      expect(server.chatBodies()[2]).not.toHaveProperty("min_p");
+    });
+  });
+});
