@@ -558,7 +558,7 @@ describe("taskCall", () => {
   it("never carries the agent's own extraBody over to a side task", () => {
     const withSampler = { ...agent, extraBody: { top_k: 99, id_slot: 3 } } as typeof agent & { extraBody: Record<string, unknown> };
     expect(taskCall({}, {}, withSampler).options).not.toHaveProperty("extraBody");
-    expect(taskCall({ extraBody: { min_p: 0.1 } }, {}, withSampler).options.extraBody).toEqual({ min_p: 0.1 });
+    expect((taskCall({ extraBody: { min_p: 0.1 } }, {}, withSampler).options as { extraBody?: unknown }).extraBody).toEqual({ min_p: 0.1 });
   });
 
   it("merges the task's extraBody over the host's field by field", () => {
