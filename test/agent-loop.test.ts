@@ -1523,3 +1523,81 @@ describe("config.extraBody", () => {
     });
   });
 });
+
+describe("more of the loop's promises", () => {
+  it("recovers no calls from text on a run with no tools to call", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(answer('<tool_call>\n{"name": "read", "arguments": {}}\n</tool_call>'));
+      const result = await run({});
+      expect(result.toolCalls).toEqual([]);
+      expect(result.turn.content).toContain("<tool_call>");
+      expect(server.chatBodies()).toHaveLength(1);
+    });
+  });
+
+  it("puts the hook context on the current question alone, never on an earlier one", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(answer());
+      const history: Message[] = [{ role: "user", content: "Earlier." }, { role: "assistant", content: "Yes." }, ...question];
+      await run({ messages: history, hooks: { run: async () => [{ hook: "memory", ok: true, context: "Recall." }] } });
+      const sent = (server.chatBodies()[0]!.messages as Message[]).filter((message) => message.role === "user");
+      expect(sent[0]).toEqual(history[0]);
+      expect(String(sent[1]!.content)).toContain("Recall.");
+      expect(String(sent[1]!.content).endsWith(String(question[0]!.content))).toBe(true);
+    });
+  });
+
+  it("hands onRequest the messages and tools exactly as the client sends them", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      const seen: Array<{ messages: unknown; tools: unknown }> = [];
+      server.script(calls(["read", {}]), answer());
+      await run({
+        system: "Be brief.",
+        tools: [tool("read")],
+        hooks: { run: async () => [{ hook: "memory", ok: true, context: "Recall." }] },
+        onRequest: (request) => seen.push({ messages: structuredClone(request.messages), tools: structuredClone(request.tools) }),
+      });
+      expect(seen).toEqual(server.chatBodies().map((body) => ({ messages: body.messages, tools: body.tools })));
+    });
+  });
+
+  it("tells the beforeCompact hooks what a compact: true fold takes out", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      const history: Message[] = [
+        { role: "user", content: "First question. ".repeat(190) },
+        { role: "assistant", content: "First answer. ".repeat(210) },
+        { role: "user", content: "Second question. ".repeat(180) },
+        { role: "assistant", content: "Second answer. ".repeat(200) },
+        ...question,
+      ];
+      const told: Array<{ event: string; from?: unknown; through?: unknown; session?: unknown }> = [];
+      server.script(answer());
+      await run({
+        config: { ...config, contextLength: 4000 },
+        messages: history,
+        compact: true,
+        sideTasks: { summarise: () => "Two questions." },
+        hooks: {
+          context: { session: "s1" },
+          run: async (event, payload) => {
+            told.push({ event, from: payload.from, through: payload.through, session: payload.session });
+            return [];
+          },
+        },
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(told.find((entry) => entry.event === "beforeCompact")).toEqual({ event: "beforeCompact", from: 0, through: 4, session: "s1" });
+    });
+  });
+
+  it("hands a failed run its usage and tool calls beside the transcript", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(calls(["read", {}]), { kind: "error", status: 500, body: { error: { message: "the server fell over" } } });
+      const error = await run({ tools: [tool("read")] }).catch((caught: unknown) => caught);
+      const failed = failedRun(error)!;
+      expect(failed.usage.prompt).toBeGreaterThan(0);
+      expect(failed.toolCalls).toMatchObject([{ id: "call_0", name: "read", ok: true }]);
+      expect(failed.ledger).toHaveLength(1);
+    });
+  });
+});
