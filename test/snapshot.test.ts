@@ -138,6 +138,32 @@ describe("importCapabilities", () => {
     );
   });
 
+  it("lets a fresh runtime start at the effort the ladder reached, without walking it again", async () => {
+    const server = await startEndpoint({ profile: "openai", refuse: { reasoningEffort: ["none", "minimal"], supportedEfforts: [] } });
+    const learned = createState();
+    const fresh = createState();
+    try {
+      const config = { model: "gpt-5", reasoningEffort: "none" };
+      const messages = [{ role: "user" as const, content: "hi" }];
+      const send = (state: ReturnType<typeof createState>) =>
+        negotiate(
+          capabilitiesForIn(state, server.baseUrl),
+          (supports, produced, model) => streamTurn(getClientIn(state, { baseUrl: server.baseUrl }), buildBody(config, supports, model, messages), { produced }),
+          { model: config.model },
+        );
+      server.script(turn({ content: "one" }), turn({ content: "two" }));
+      await send(learned);
+      expect(server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["none", "minimal", "low"]);
+      importCapabilitiesIn(fresh, JSON.stringify(exportCapabilitiesIn(learned)));
+      await send(fresh);
+      expect(server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["none", "minimal", "low", "low"]);
+    } finally {
+      clearState(learned);
+      clearState(fresh);
+      await server.close();
+    }
+  });
+
   it("lets a fresh runtime send the learned request first time", async () => {
     const server = await startEndpoint({ profile: "openai", refuse: { maxTokens: true, fields: ["min_p"], streamOptions: true } });
     const learned = createState();
