@@ -284,6 +284,44 @@ describe("contextLimitFor", () => {
     expect(asked(server).filter((path) => path === "/props")).toHaveLength(1);
   });
 
+  it("closes the request it had open when the signal stops it", async () => {
+    let stalled: Socket | undefined;
+    let stalledClosed = false;
+    const sockets = new Set<Socket>();
+    const server = createServer((request, response) => {
+      request.resume();
+      if (request.url?.startsWith("/props")) {
+        stalled = request.socket;
+        request.socket.on("close", () => (stalledClosed = true));
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ object: "list", data: [{ id: "m", object: "model" }] }));
+    });
+    server.on("connection", (socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    const state = fresh();
+    try {
+      const reason = new Error("run stopped");
+      const controller = new AbortController();
+      const pending = contextLimitForIn(state, { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m" }, undefined, { signal: controller.signal });
+      while (stalled === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.abort(reason);
+      await expect(pending).rejects.toBe(reason);
+      const deadline = Date.now() + 2_000;
+      while (!stalledClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(stalledClosed).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it.each([404, 405, 501])("drops /api/v0/models for the life of the runtime once it answers %i, however much time passes", async (status) => {
     let clock = 1_000;
     const server = await serve({
