@@ -1601,3 +1601,41 @@ describe("more of the loop's promises", () => {
     });
   });
 });
+
+describe("side tasks on an endpoint of their own", () => {
+  it("send the preselection and the summary where tasks.toolSelect and tasks.compaction point, not to the agent's endpoint", async () => {
+    const side = await startEndpoint({ profile: "llama.cpp" });
+    try {
+      await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+        const history: Message[] = [
+          { role: "user", content: "First question. ".repeat(190) },
+          { role: "assistant", content: "First answer. ".repeat(210) },
+          { role: "user", content: "Second question. ".repeat(180) },
+          { role: "assistant", content: "Second answer. ".repeat(200) },
+          { role: "user", content: "Zebra quagga okapi?" },
+        ];
+        side.script(turn({ content: '{"tools": ["search"]}' }), answer("Two questions."));
+        server.script(answer());
+        const result = await run({
+          config: {
+            ...config,
+            toolDiscovery: "ondemand",
+            contextLength: 4000,
+            tasks: { toolSelect: { model: "picker", baseUrl: side.baseUrl }, compaction: { model: "folder", baseUrl: side.baseUrl } },
+          },
+          messages: history,
+          tools: catalogTools,
+          catalog,
+          preselect: true,
+          compact: true,
+        });
+        expect(side.chatBodies().map((body) => body.model).sort()).toEqual(["folder", "picker"]);
+        expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
+        expect(result.preselected).toEqual(["search"]);
+        expect(String(result.messages[0]!.content)).toContain("Two questions.");
+      });
+    } finally {
+      await side.close();
+    }
+  });
+});
