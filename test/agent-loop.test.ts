@@ -1639,3 +1639,17 @@ describe("side tasks on an endpoint of their own", () => {
     }
   });
 });
+
+describe("the run's metrics", () => {
+  it("weigh the largest prompt against config.contextLength and count the turns cut off", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(calls(["read", {}]), turn({ content: "Cut", finishReason: "length" }));
+      const result = await run({ config: { ...config, contextLength: 50_000, maxTokens: 3 }, tools: [tool("read")] });
+      const largest = Math.max(...result.metrics.turnMetrics.map((metrics) => metrics.prompt));
+      expect(result.metrics.largestPrompt).toBe(largest);
+      expect(result.metrics.largestPromptShare).toBeCloseTo(largest / 50_000, 10);
+      expect(result.metrics.turnsCutOff).toBe(1);
+      expect(result.metrics.outcome).toBe("answered");
+    });
+  });
+});
