@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { APIConnectionTimeoutError } from "openai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   NO_KEY,
   contextLimitForIn,
@@ -371,6 +371,28 @@ describe("contextLimitFor", () => {
     // Nothing was remembered: the next lookup asks the same again.
     await contextLimitForIn(state, endpoint);
     expect(asked(server).slice(2)).toEqual(["/v1/models", "/props"]);
+  });
+
+  it("gives up at ten seconds where the endpoint's request timeout is longer or absent", async () => {
+    const server = await serve({ profile: "llama.cpp", routes: { "GET /props": { kind: "stall", beforeHeaders: true } } });
+    for (const requestTimeoutSeconds of [30, undefined]) {
+      const state = fresh();
+      const endpoint = { baseUrl: server.baseUrl, model: "loopback-model", ...(requestTimeoutSeconds ? { requestTimeoutSeconds } : {}) };
+      const props = asked(server).filter((path) => path === "/props").length;
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      try {
+        let answer: number | undefined;
+        const pending = contextLimitForIn(state, endpoint).then((value) => (answer = value));
+        while (asked(server).filter((path) => path === "/props").length === props) await new Promise((resolve) => setImmediate(resolve));
+        await vi.advanceTimersByTimeAsync(9_900);
+        expect(answer).toBeUndefined();
+        await vi.advanceTimersByTimeAsync(200);
+        await pending;
+        expect(answer).toBe(0);
+      } finally {
+        vi.useRealTimers();
+      }
+    }
   });
 
   it("rejects with the signal's reason, remembering nothing", async () => {
