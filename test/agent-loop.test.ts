@@ -422,6 +422,15 @@ describe("a preselection", () => {
     });
   });
 
+  it("is asked of toolSelectModel on the agent's endpoint where no tasks.toolSelect is given, with preselect: true", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(turn({ content: '{"tools": ["fetch"]}' }), answer());
+      const result = await run({ config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "flat-small" }, tools: catalogTools, catalog, preselect: true });
+      expect(server.chatBodies().map((body) => body.model)).toEqual(["flat-small", "loopback-model"]);
+      expect(result.preselected).toEqual(["fetch"]);
+    });
+  });
+
   it("is not asked for with an empty toolSelectModel, and a failing preselect is a notice", async () => {
     await withLoop({}, async ({ server, run, config, events }) => {
       server.script(answer(), answer());
