@@ -384,6 +384,17 @@ describe("a preselection", () => {
     });
   });
 
+  it("routed append under name order sorts a shortlisted tool in, the first step still matching the second", async () => {
+    await withLoop({}, async ({ server, run, config }) => {
+      server.script(calls(["search", {}]), answer());
+      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, loaded: ["write_file"], preselected: ["fetch"], preselectRouting: "append" });
+      const [first, second] = server.chatBodies();
+      expect(toolNames(first!)).toEqual(["fetch", "load_tools", "write_file"]);
+      expect(toolNames(second!).slice(0, 2)).toEqual(["fetch", "load_tools"]);
+      expect(systemOf(first!)).toBe(systemOf(second!));
+    });
+  });
+
   it("comes from an injected preselect function with preselect: true", async () => {
     await withLoop({}, async ({ server, run, config }) => {
       server.script(answer());
