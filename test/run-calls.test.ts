@@ -215,6 +215,23 @@ describe("runCalls", () => {
     expect((events[1] as { content: string }).content).toMatch(/… \[900 chars\]$/);
   });
 
+  it("tells onToolResult the whole text the model reads, while the event carries a preview", async () => {
+    const events: Array<{ kind: string; content?: string }> = [];
+    const told: ToolCallResult[] = [];
+    const messages: ToolMessage[] = [];
+    await runCalls(readCalls([call("9", "a", "{}")]), {
+      dispatch: () => "z".repeat(900),
+      onEvent: (event) => events.push(event as { kind: string; content?: string }),
+      onToolResult: (result) => told.push(result),
+      onMessage: (message) => {
+        messages.push(message);
+      },
+    });
+    expect(told).toEqual([{ id: "9", name: "a", ok: true, content: "z".repeat(900) }]);
+    expect(told[0]!.content).toBe(messages[0]!.content);
+    expect(events.find((event) => event.kind === "tool-result")!.content!.length).toBeLessThan(900);
+  });
+
   it("leaves a valid transcript whatever the tools do", async () => {
     await fc.assert(
       fc.asyncProperty(
