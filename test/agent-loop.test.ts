@@ -1208,6 +1208,22 @@ describe("config.loadingTimeoutSeconds", () => {
     });
   });
 
+  it("of 0 turns the wait off, as a document's 0 means, rather than falling back to the two-minute default", async () => {
+    await withLoop({ profile: "llama.cpp", loading: 1 }, async ({ server, run, config }) => {
+      server.script(answer("Never reached."));
+      const { now, sleep, slept } = clock();
+      const notices: string[] = [];
+      const error = await run({ config: { ...config, maxRetries: 0, loadingTimeoutSeconds: 0 }, now, sleep, onNotice: (text) => notices.push(text) }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect((error as Error).message).toMatch(/Loading model/);
+      expect(slept).toEqual([]);
+      expect(server.chatBodies()).toHaveLength(1);
+      expect(notices.some((text) => /still loading/.test(text))).toBe(false);
+    });
+  });
+
   it("gives up at its bound, as an AgentLoopError whose cause is the loading refusal", async () => {
     await withLoop({ profile: "llama.cpp", loading: 1000 }, async ({ server, run, config }) => {
       const { now, sleep, slept } = clock();

@@ -52,6 +52,10 @@ function positive(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
+function nonNegative(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
 /** Sends one step's request and reads its reply back. @internal */
 export async function sendStep(state: RuntimeState, client: OpenAI, supports: EndpointCapabilities, request: StepRequest): Promise<StepReply> {
   const { config, head, signal } = request;
@@ -76,7 +80,8 @@ export async function sendStep(state: RuntimeState, client: OpenAI, supports: En
     ...(idleMs !== undefined ? { idleMs } : {}),
     ...(firstChunkMs !== undefined ? { firstChunkMs } : {}),
   };
-  const loadingSeconds = positive(config.loadingTimeoutSeconds);
+  // 0 is a value (no wait), as runTurn reads it; only absent or unreadable takes runTurn's default.
+  const loadingSeconds = nonNegative(config.loadingTimeoutSeconds);
   let turn = await runTurnIn(state, client, supports, build, {
     ...streaming,
     model: config.model,
