@@ -27,6 +27,7 @@ import {
   type EndpointOptions,
   type EndpointServer,
   type ProfileName,
+  WORDING_SAMPLES,
 } from "./support/endpoint.js";
 
 interface Context {
@@ -386,6 +387,33 @@ describe("negotiate: endpoint-level latches", () => {
         });
       });
     }
+  }
+});
+
+describe("negotiate: the real-world wording samples", () => {
+  const cases: Record<string, { config: ModelParams; wants?: Wants; gone: (body: Record<string, unknown>) => boolean }> = {
+    streamOptions: { config: { model: M }, gone: (body) => !("stream_options" in body) },
+    strict: { config: { model: M }, wants: { tools: true }, gone: (body) => !JSON.stringify(body.tools).includes('"strict"') },
+    reasoningEffort: { config: { model: M, reasoningEffort: "none" }, gone: (body) => body.reasoning_effort !== "none" },
+    reasoningEffortUnsupported: { config: { model: M, reasoningEffort: "low" }, gone: (body) => !("reasoning_effort" in body) },
+    maxTokens: { config: { model: M, maxTokens: 64 }, gone: (body) => !("max_tokens" in body) && body.max_completion_tokens === 64 },
+    temperature: { config: { model: M, temperature: 0 }, gone: (body) => !("temperature" in body) },
+    responseFormat: { config: { model: M }, wants: { format: true }, gone: (body) => !("response_format" in body) },
+    unknownField: { config: { model: M, extraBody: { thinking: { type: "enabled" } } }, gone: (body) => !("thinking" in body) },
+  };
+  for (const sample of WORDING_SAMPLES) {
+    const entry = cases[sample.kind];
+    if (!entry) continue;
+    it(`re-sends once without what ${sample.server} refused (${sample.kind}, ${sample.source})`, async () => {
+      await withEndpoint({ profile: "openai" }, async (context) => {
+        context.server.script({ kind: "error", status: sample.status, body: sample.body }, turn({ content: "ok" }));
+        await sendTurn(context, entry.config, entry.wants ?? {});
+        const bodies = context.server.chatBodies() as Record<string, unknown>[];
+        expect(bodies).toHaveLength(2);
+        expect(entry.gone(bodies[0]!)).toBe(false);
+        expect(entry.gone(bodies[1]!)).toBe(true);
+      });
+    });
   }
 });
 

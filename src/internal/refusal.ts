@@ -33,7 +33,7 @@ export interface RefusalReading {
 }
 
 const REFUSAL_WORDS =
-  /unsupported|not supported|unrecognized|unrecognised|unknown (?:parameter|field|argument|name)|not (?:allowed|permitted|available)|extra inputs|extra_forbidden|does not support|invalid (?:parameter|request content)|is not valid for|cannot be used|only the default|must be one of|but got|can only be (?:defined|used|set)/i;
+  /unsupported|not supported|unrecognized|unrecognised|unknown (?:parameter|field|argument|name)|not (?:allowed|permitted|available)|extra inputs|extra_forbidden|does not support|invalid (?:parameter|request content)|is not valid for|cannot be used|only the default|must be one of|but got|can only be (?:defined|used|set)|supported values are|input should be/i;
 
 const RANGE_WORDS =
   /too (?:large|small|high|low|big)|at most|at least|maximum value|minimum value|out of range|must be (?:between|less|greater|at|<|>|a (?:number|value) (?:between|less|greater))|expected a value|less than or equal|greater than or equal|above (?:the )?max|below (?:the )?min|exceeds? the (?:maximum|limit)/i;
@@ -50,6 +50,7 @@ const FIELD_PATTERNS: RegExp[] = [
   new RegExp(String.raw`['"\`](${NAME})['"\`]\s*(?:mode\s+)?(?:on [\w ]+?\s+)?(?:is|are)\s+(?:currently\s+)?(?:not supported|unsupported|not allowed|not permitted|not available|unknown|not recognized)`, "gi"),
   new RegExp(String.raw`(?:parameter|property|field|argument)\s+['"\`](${NAME})['"\`]`, "gi"),
   new RegExp(String.raw`(${NAME}):\s*extra inputs are not permitted`, "gi"),
+  new RegExp(String.raw`['"\`](${NAME})['"\`]\s*[-–:]\s*extra inputs are not permitted`, "gi"),
   new RegExp(String.raw`['"]?loc['"]?:\s*[\[(]\s*['"]body['"]\s*,\s*['"](${NAME})['"]`, "gi"),
 ];
 
@@ -72,7 +73,7 @@ function quotedValues(text: string): string[] {
 
 function readEffort(message: string): { refused?: string; supported?: string[] } | undefined {
   if (!/reasoning[_ .]?effort|reasoning\.effort/i.test(message)) return undefined;
-  if (!/unsupported value|invalid value|does not support '|not supported with|supported values|must be one of|expected one of|not a valid/i.test(message)) {
+  if (!/unsupported value|invalid value|does not support '|not supported with|supported values|must be one of|expected one of|not a valid|input should be/i.test(message)) {
     return undefined;
   }
   if (/unsupported parameter|unknown parameter|unrecognized request argument/i.test(message) && !/supported values|does not support '/i.test(message)) {
@@ -82,11 +83,13 @@ function readEffort(message: string): { refused?: string; supported?: string[] }
   const refused =
     /does not support ['"`]([\w-]+)['"`]/i.exec(message) ??
     /invalid value:?\s*['"`]([\w-]+)['"`]/i.exec(message) ??
-    /['"`]([\w-]+)['"`] is not (?:a )?(?:valid|supported)/i.exec(message);
+    /['"`]([\w-]+)['"`] is not (?:a )?(?:valid|supported)/i.exec(message) ??
+    /input_value=['"`]([\w-]+)['"`]/i.exec(message);
   if (refused?.[1] && refused[1] !== "reasoning_effort") result.refused = refused[1].toLowerCase();
-  const list = /(?:supported values are|must be one of|expected one of|supported values:|valid values are)\s*:?\s*([^.\n]*(?:\.[^\s][^.\n]*)*)/i.exec(message);
+  const list = /(?:supported values are|must be one of|expected one of|supported values:|valid values are|input should be)\s*:?\s*([^.\n]*(?:\.[^\s][^.\n]*)*)/i.exec(message);
   if (list?.[1]) {
-    const values = quotedValues(list[1]).map((value) => value.toLowerCase());
+    // A pydantic message carries its own details in brackets after the list ([type=enum, input_value=…]).
+    const values = quotedValues(list[1].split("[")[0] ?? "").map((value) => value.toLowerCase());
     if (values.length > 0) result.supported = [...new Set(values)];
   }
   return result;
