@@ -352,6 +352,7 @@ describe("the built agent-core binary", () => {
   const dir = join(root, "node_modules", ".cache", `agent-core-cli-test-${process.pid}`);
   const bin = join(dir, "cli.mjs");
 
+  // Each of these starts a real node process, which a loaded machine can take seconds to do.
   beforeAll(async () => {
     await build({
       entryPoints: [join(root, "src/cli.ts")],
@@ -372,7 +373,7 @@ describe("the built agent-core binary", () => {
 
   function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((done) => {
-      execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 15_000 }, (error, stdout, stderr) => {
+      execFile(process.execPath, [bin, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 50_000 }, (error, stdout, stderr) => {
         done({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr });
       });
     });
@@ -468,7 +469,7 @@ describe("the built agent-core binary", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/answer: /);
     expect(result.stdout).toMatch(/run metrics/);
-  });
+  }, 60_000);
 
   it("stops on Ctrl-C mid-run with exit code 130, one line and nothing left running", async () => {
     const child = spawn(process.execPath, [bin, "demo"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
@@ -486,5 +487,5 @@ describe("the built agent-core binary", () => {
     expect(await exited).toBe(130);
     expectOneLine(stderr, /Stopped by Ctrl-C/);
     expect(stdout).not.toMatch(/run metrics/);
-  });
+  }, 60_000);
 });
