@@ -477,15 +477,19 @@ describe("the built agent-core binary", () => {
     let stderr = "";
     child.stderr.on("data", (part: Buffer) => (stderr += part.toString()));
     const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-    await new Promise<void>((done) => {
-      child.stdout.on("data", (part: Buffer) => {
-        stdout += part.toString();
-        if (stdout.includes("thinking: ")) done();
+    try {
+      await new Promise<void>((done) => {
+        child.stdout.on("data", (part: Buffer) => {
+          stdout += part.toString();
+          if (stdout.includes("thinking: ")) done();
+        });
       });
-    });
-    child.kill("SIGINT");
-    expect(await exited).toBe(130);
-    expectOneLine(stderr, /Stopped by Ctrl-C/);
-    expect(stdout).not.toMatch(/run metrics/);
+      child.kill("SIGINT");
+      expect(await exited).toBe(130);
+      expectOneLine(stderr, /Stopped by Ctrl-C/);
+      expect(stdout).not.toMatch(/run metrics/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
   }, 60_000);
 });
