@@ -52,7 +52,7 @@ export interface ToolPolicy {
 export interface RetryPolicy {
   /** Re-sends allowed for a transient failure before anything was produced. */
   maxRetries?: number;
-  /** How long to wait for a server that is still loading the model, in seconds. */
+  /** How long to wait for a server that is still loading the model, in seconds; 0 waits not at all, absent waits two minutes. */
   loadingTimeoutSeconds?: number;
 }
 
