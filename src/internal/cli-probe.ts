@@ -8,7 +8,7 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type OpenAI from "openai";
 import type { Message, ToolDefinition, Turn } from "../config.js";
-import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../capabilities.js";
+import { capabilitiesForIn, effortFor, freshModelCapabilities, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../capabilities.js";
 import { getClientIn, servedWindowIn, type ListedModel } from "../client.js";
 import { buildBody } from "../request-body.js";
 import { isOverflow } from "../retry.js";
@@ -122,15 +122,7 @@ function modelRecord(probe: Probe): ModelCapabilities {
   const models = probe.supports.models;
   let record = models.get(probe.model);
   if (!record) {
-    record = {
-      legacyTokenLimit: true,
-      chosenTemperature: true,
-      structuredOutput: true,
-      assistantPrefill: true,
-      reasoningEffort: true,
-      refusedEfforts: [],
-      droppedFields: [],
-    };
+    record = freshModelCapabilities();
     models.set(probe.model, record);
   }
   return record;
