@@ -12,6 +12,7 @@ import OpenAI from "openai";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { Endpoint } from "./config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
+import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type LookupRoute } from "./internal/window-lookup.js";
 
 /**
  * The key sent to an endpoint that has none.
@@ -177,15 +178,6 @@ export function getClient(endpoint: Endpoint): OpenAI {
   return getClientIn(defaultState, endpoint);
 }
 
-/** How long a window lookup may take at most, across the listing and the native routes. */
-const LOOKUP_BOUND_MS = 10_000;
-
-/** The window keys a listing entry may carry at its top level, in the order they are read. */
-const LISTING_WINDOW_KEYS = ["context_length", "max_context_window", "max_model_len", "context_window", "n_ctx"] as const;
-
-/** Statuses that say a route does not exist on this server at all. */
-const ROUTE_MISSING: ReadonlySet<number> = new Set([404, 405, 501]);
-
 /** One entry of a `/v1/models` listing: an id and whatever the server adds. */
 export type ListedModel = { id: string } & Record<string, unknown>;
 
@@ -206,22 +198,6 @@ export interface WindowLookupOptions {
   now?: () => number;
 }
 
-/** What a runtime has learned about windows: the windows found, and routes a server lacks. */
-interface WindowCache {
-  /** Served windows found, by endpoint and model. */
-  windows: Map<string, number>;
-  /** Origins whose `/props` does not exist. */
-  propsMissing: Set<string>;
-  /** Origins whose `/api/v0/models` is not asked until this time (Infinity: never again). */
-  lmstudioMissUntil: Map<string, number>;
-}
-
-const WINDOWS = defineSlot<WindowCache>("client.windows", () => ({
-  windows: new Map(),
-  propsMissing: new Set(),
-  lmstudioMissUntil: new Map(),
-}));
-
 /** The server's own API sits at its origin: the base URL less a trailing `/v1`. */
 function nativeBase(baseUrl: string): string {
   return normaliseBaseUrl(baseUrl).replace(/\/v1$/, "");
@@ -231,162 +207,9 @@ function windowKey(endpoint: Endpoint, model: string): string {
   return `${normaliseBaseUrl(endpoint.baseUrl)}\u0000${endpoint.apiKey || ""}\u0000${model}`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function windowNumber(value: unknown): number | undefined {
-  if (typeof value === "string" && /^\d+$/.test(value.trim())) return windowNumber(Number(value));
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}
-
-function statusOf(error: unknown): number | undefined {
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === "number" ? status : undefined;
-}
-
-/** A TimeoutError as fetch and AbortSignal.timeout raise it. */
-function timeoutError(ms: number): DOMException {
-  return new DOMException(`The window lookup took longer than ${ms} ms.`, "TimeoutError");
-}
-
-/** Why a lookup stopped before its answer: the caller's signal, or the bound. */
-class LookupStopped {
-  constructor(readonly error: unknown, readonly byCaller: boolean) {}
-}
-
-/** One bounded lookup: the client, a signal that ends at the bound or the caller's abort. */
-class Lookup {
-  readonly client: OpenAI;
-  readonly #controller = new AbortController();
-  readonly #timer: ReturnType<typeof setTimeout>;
-  readonly #signal: AbortSignal | undefined;
-  readonly boundMs: number;
-  #stopped: LookupStopped | undefined;
-  readonly #onAbort = (): void => this.#stop(new LookupStopped(this.#signal?.reason, true));
-
-  constructor(state: RuntimeState, endpoint: Endpoint, signal: AbortSignal | undefined) {
-    this.client = getClientIn(state, endpoint);
-    const request = timeoutMs(endpoint);
-    this.boundMs = request !== undefined && request < LOOKUP_BOUND_MS ? request : LOOKUP_BOUND_MS;
-    this.#signal = signal;
-    this.#timer = setTimeout(() => this.#stop(new LookupStopped(timeoutError(this.boundMs), false)), this.boundMs);
-    signal?.addEventListener("abort", this.#onAbort, { once: true });
-  }
-
-  #stop(stopped: LookupStopped): void {
-    if (this.#stopped !== undefined) return;
-    this.#stopped = stopped;
-    this.#controller.abort(stopped.error);
-  }
-
-  /** Throws the reason the lookup stopped, if it has. */
-  check(): void {
-    if (this.#stopped !== undefined) throw this.#stopped;
-  }
-
-  /** GETs a path (relative to the base URL) or an absolute URL; a stop wins over the error it caused. */
-  async get(path: string): Promise<unknown> {
-    this.check();
-    try {
-      const body: unknown = await this.client.get(path, {
-        signal: this.#controller.signal,
-        maxRetries: 0,
-        timeout: this.boundMs + 1_000,
-      });
-      this.check();
-      return body;
-    } catch (error) {
-      this.check();
-      throw error;
-    }
-  }
-
-  close(): void {
-    clearTimeout(this.#timer);
-    this.#signal?.removeEventListener("abort", this.#onAbort);
-  }
-}
-
-/** Runs a lookup, turning a stop into the caller's reason or a TimeoutError. */
-async function bounded<T>(state: RuntimeState, endpoint: Endpoint, signal: AbortSignal | undefined, work: (lookup: Lookup) => Promise<T>): Promise<T> {
-  if (signal?.aborted) throw signal.reason;
-  const lookup = new Lookup(state, endpoint, signal);
-  try {
-    return await work(lookup);
-  } catch (error) {
-    if (error instanceof LookupStopped) throw error.error;
-    throw error;
-  } finally {
-    lookup.close();
-  }
-}
-
-async function readListing(lookup: Lookup): Promise<ListedModel[]> {
-  const body = await lookup.get("/models");
-  const data = isRecord(body) ? body.data : Array.isArray(body) ? body : undefined;
-  if (!Array.isArray(data)) return [];
-  return data.filter((entry): entry is ListedModel => isRecord(entry) && typeof entry.id === "string");
-}
-
-/** Route misses one lookup found, kept apart until the lookup finishes so a stopped one leaves nothing. */
-interface Learned {
-  propsMissing?: boolean;
-  lmstudioMissUntil?: number;
-  lmstudioFound?: boolean;
-}
-
-function commit(cache: WindowCache, origin: string, learned: Learned): void {
-  if (learned.propsMissing) cache.propsMissing.add(origin);
-  if (learned.lmstudioFound) cache.lmstudioMissUntil.delete(origin);
-  if (learned.lmstudioMissUntil !== undefined) cache.lmstudioMissUntil.set(origin, learned.lmstudioMissUntil);
-}
-
-/** llama.cpp's `/props`, then LM Studio's `/api/v0/models`; undefined where neither says. */
-async function readServedWindow(
-  lookup: Lookup,
-  cache: WindowCache,
-  endpoint: Endpoint & { model: string },
-  options: WindowLookupOptions,
-): Promise<number | undefined> {
-  const origin = nativeBase(endpoint.baseUrl);
-  const model = endpoint.model;
-  const learned: Learned = {};
-  let found: number | undefined;
-  if (!cache.propsMissing.has(origin)) {
-    try {
-      const body = await lookup.get(`${origin}/props?model=${encodeURIComponent(model)}`);
-      const settings = isRecord(body) ? body.default_generation_settings : undefined;
-      found = windowNumber(isRecord(settings) ? settings.n_ctx : undefined) ?? windowNumber(isRecord(body) ? body.n_ctx : undefined);
-      // LM Studio answers a route it does not have with a 200 carrying only an error.
-      if (found === undefined && isRecord(body) && body.error !== undefined && settings === undefined) learned.propsMissing = true;
-    } catch (error) {
-      if (error instanceof LookupStopped) throw error;
-      const status = statusOf(error);
-      if (status !== undefined && ROUTE_MISSING.has(status)) learned.propsMissing = true;
-    }
-  }
-  const now = options.now ?? Date.now;
-  const until = cache.lmstudioMissUntil.get(origin);
-  if (found === undefined && (until === undefined || now() >= until)) {
-    try {
-      const body = await lookup.get(`${origin}/api/v0/models`);
-      const data = isRecord(body) ? body.data : undefined;
-      if (Array.isArray(data)) {
-        learned.lmstudioFound = true;
-        const entry = data.find((item) => isRecord(item) && item.id === model);
-        found = windowNumber(isRecord(entry) ? entry.loaded_context_length : undefined);
-      } else if (isRecord(body) && body.error !== undefined) learned.lmstudioMissUntil = Number.POSITIVE_INFINITY;
-    } catch (error) {
-      if (error instanceof LookupStopped) throw error;
-      const status = statusOf(error);
-      learned.lmstudioMissUntil =
-        status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
-    }
-  }
-  lookup.check();
-  commit(cache, origin, learned);
-  return found;
+/** Where a lookup for `endpoint` goes, read once the lookup starts (the client first, which checks the endpoint). */
+function routeTo(state: RuntimeState, endpoint: Endpoint): () => LookupRoute {
+  return () => ({ client: getClientIn(state, endpoint), requestMs: timeoutMs(endpoint), origin: nativeBase(endpoint.baseUrl) });
 }
 
 /**
@@ -395,7 +218,7 @@ async function readServedWindow(
  * @internal
  */
 export function listModelsIn(state: RuntimeState, endpoint: Endpoint, options: WindowLookupOptions = {}): Promise<ListedModel[]> {
-  return bounded(state, endpoint, options.signal, readListing);
+  return bounded(routeTo(state, endpoint), options.signal, readListing);
 }
 
 /**
@@ -417,7 +240,7 @@ export function listModels(endpoint: Endpoint, options: WindowLookupOptions = {}
  */
 export function servedWindowIn(state: RuntimeState, endpoint: Endpoint & { model: string }, options: WindowLookupOptions = {}): Promise<number | undefined> {
   const cache = slotOf(state, WINDOWS);
-  return bounded(state, endpoint, options.signal, (lookup) => readServedWindow(lookup, cache, endpoint, options));
+  return bounded(routeTo(state, endpoint), options.signal, (lookup) => readServedWindow(lookup, cache, endpoint.model, options));
 }
 
 /**
@@ -453,35 +276,7 @@ export async function contextLimitForIn(
     const key = windowKey(endpoint, endpoint.model);
     const known = cache.windows.get(key);
     if (known !== undefined) return known;
-    return await bounded(state, endpoint, options.signal, async (lookup) => {
-      let trained: number | undefined;
-      try {
-        const entry = (await readListing(lookup)).find((model) => model.id === endpoint.model);
-        if (entry !== undefined) {
-          for (const name of LISTING_WINDOW_KEYS) {
-            const listed = windowNumber(entry[name]);
-            if (listed !== undefined) {
-              cache.windows.set(key, listed);
-              return listed;
-            }
-          }
-          // llama.cpp lists the model with meta: null while it loads: unknown for now.
-          if (entry.meta === null) return 0;
-          trained = windowNumber(isRecord(entry.meta) ? entry.meta.n_ctx_train : undefined);
-        }
-      } catch (error) {
-        if (error instanceof LookupStopped) throw error;
-        // A server that cannot be reached has no window to give; one that refused the listing
-        // may still answer on its own routes.
-        if (statusOf(error) === undefined) return 0;
-      }
-      const served = await readServedWindow(lookup, cache, endpoint, options);
-      if (served !== undefined) {
-        cache.windows.set(key, served);
-        return served;
-      }
-      return trained ?? 0;
-    });
+    return await bounded(routeTo(state, endpoint), options.signal, (lookup) => readContextLimit(lookup, cache, key, endpoint.model, options));
   } catch (error) {
     if (options.signal?.aborted && error === options.signal.reason) throw error;
     return 0;
