@@ -33,6 +33,7 @@ import { sendStep } from "./internal/loop-step.js";
 import { createRunTools, type ToolDiscovery } from "./internal/loop-tools.js";
 import { createUsageAccount } from "./internal/loop-usage.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
+import { positiveNumber } from "./internal/guards.js";
 
 export type { PreselectRequest, PreselectTools } from "./internal/loop-preselection.js";
 export type {
@@ -65,10 +66,6 @@ function textOf(message: Message | undefined): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((part) => (part && part.type === "text" ? part.text : "")).join("");
-}
-
-function positiveNumber(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /** {@link runAgentLoop} on an explicit runtime state. @internal */

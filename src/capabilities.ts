@@ -16,6 +16,7 @@ import { normaliseBaseUrl } from "./client.js";
 import type { Produced } from "./stream.js";
 import { decideRefusal, EFFORT_LADDER } from "./internal/refusal.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
+import { isPlainRecord } from "./internal/guards.js";
 
 export { EFFORT_LADDER } from "./internal/refusal.js";
 
@@ -229,10 +230,6 @@ export interface NegotiateOptions {
   sentBody?: () => unknown;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The most requests one negotiation sends before giving up. */
 const MAX_ATTEMPTS = 16;
 
@@ -286,7 +283,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       let sent: Record<string, unknown> | undefined;
       try {
         const body = options.sentBody?.();
-        sent = isRecord(body) ? body : undefined;
+        sent = isPlainRecord(body) ? body : undefined;
       } catch {
         sent = undefined;
       }

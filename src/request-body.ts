@@ -11,6 +11,7 @@
 import type { Message, ModelParams, ToolDefinition } from "./config.js";
 import { effortFor, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
 import { relaxTools, sanitizeTools } from "./schema-compat.js";
+import { positiveInteger } from "./internal/guards.js";
 
 /**
  * How a request's tools are ordered: `true` or absent for name order, `false` for the caller's
@@ -62,10 +63,6 @@ export function orderTools(tools: readonly ToolDefinition[], order: ToolOrder = 
   if (order === false) return copy;
   if (typeof order === "function") return copy.sort(order);
   return copy.sort(byName);
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
 }
 
 /** Whether a latch says the model or endpoint refused this extraBody field. */

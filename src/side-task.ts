@@ -23,6 +23,7 @@ import { defaultState, type RuntimeState } from "./internal/state.js";
 import { checkWithZod, formatName, prepareSchema, readJson, responseFormatFor, schemaInstruction } from "./internal/side-task-json.js";
 import { SIDE_TASK_CEILINGS, SIDE_TASK_TEMPERATURE, sendSideTask, type SideTaskAnswer, type SideTaskRequest } from "./internal/side-task-request.js";
 import { renderTranscript, summaryPrompt, SUMMARY_INSTRUCTIONS } from "./internal/side-task-summary.js";
+import { finiteNumber, isPlainRecord } from "./internal/guards.js";
 
 export { taskCall, type TaskCall, type TaskCallOptions } from "./internal/side-task-call.js";
 
@@ -98,13 +99,9 @@ export interface SummariserOptions extends SideTaskOptions {
  */
 export type SideTaskSummariser = (messages: Message[], options: { previous?: string; signal?: AbortSignal }) => Promise<string>;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The options object itself, or an empty one for anything that is not an object. */
 function settingsOf<T extends object>(options: T | undefined): Partial<T> {
-  return isRecord(options) ? options : {};
+  return isPlainRecord(options) ? options : {};
 }
 
 function tell(onNotice: unknown, message: string): void {
@@ -113,10 +110,6 @@ function tell(onNotice: unknown, message: string): void {
   } catch {
     // A notice sink that throws must not turn a side task into a failure.
   }
-}
-
-function finite(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
 /** Why a reply came back with no text, in words. */
@@ -132,7 +125,7 @@ function taskName(model: string): string {
 }
 
 function validInput(input: unknown): input is SideTaskInput {
-  return typeof input === "string" || (Array.isArray(input) && input.every((part) => isRecord(part) && typeof part.type === "string"));
+  return typeof input === "string" || (Array.isArray(input) && input.every((part) => isPlainRecord(part) && typeof part.type === "string"));
 }
 
 /** The request a side task sends, with the defaults applied. */
@@ -144,10 +137,10 @@ function requestFor(endpoint: Endpoint, model: string, system: string, input: Si
     endpoint,
     model: typeof model === "string" ? model : "",
     messages,
-    temperature: finite(options.temperature) ?? SIDE_TASK_TEMPERATURE,
-    maxTokens: finite(options.maxTokens) ?? ceiling,
+    temperature: finiteNumber(options.temperature) ?? SIDE_TASK_TEMPERATURE,
+    maxTokens: finiteNumber(options.maxTokens) ?? ceiling,
     reasoningEffort: options.reasoningEffort,
-    extraBody: isRecord(options.extraBody) ? options.extraBody : undefined,
+    extraBody: isPlainRecord(options.extraBody) ? options.extraBody : undefined,
     signal: options.signal,
     onNotice: options.onNotice,
   };
@@ -421,14 +414,14 @@ export function summariserIn(state: RuntimeState, endpoint: Endpoint, model: str
   return async (messages, call = {}) => {
     const signals = [settings.signal, call?.signal].filter((signal): signal is AbortSignal => signal instanceof AbortSignal);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    const transcript = renderTranscript(Array.isArray(messages) ? messages : [], finite(settings.maxMessageChars) ?? 4000);
+    const transcript = renderTranscript(Array.isArray(messages) ? messages : [], finiteNumber(settings.maxMessageChars) ?? 4000);
     if (transcript === "") return "";
     const instructions = typeof settings.instructions === "string" && settings.instructions.trim() !== "" ? settings.instructions : SUMMARY_INSTRUCTIONS;
     const previous = typeof call?.previous === "string" && call.previous.trim() !== "" ? call.previous : undefined;
     const reply = await askReplyIn(state, endpoint, model, instructions, summaryPrompt(transcript, previous), {
       ...settings,
       ...(signal ? { signal } : {}),
-      maxTokens: finite(settings.maxTokens) ?? SIDE_TASK_CEILINGS.summariser,
+      maxTokens: finiteNumber(settings.maxTokens) ?? SIDE_TASK_CEILINGS.summariser,
     });
     if (!reply) return "";
     if (reply.finishReason === "length" && reply.text !== "") {

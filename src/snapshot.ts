@@ -19,6 +19,7 @@ import {
 } from "./capabilities.js";
 import { normaliseBaseUrl } from "./client.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
+import { isPlainRecord } from "./internal/guards.js";
 
 /** The snapshot format's version; a blob of another version is ignored whole. */
 export const CAPABILITIES_SNAPSHOT_VERSION = 1;
@@ -111,10 +112,6 @@ export function exportCapabilities(): CapabilitiesSnapshot {
   return exportCapabilitiesIn(defaultState);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function importModel(record: ModelCapabilities, stored: Record<string, unknown>, where: string, ignored: string[]): void {
   for (const flag of FLAGS) {
     const value = stored[flag];
@@ -154,7 +151,7 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
         return result;
       }
     }
-    if (!isRecord(value)) {
+    if (!isPlainRecord(value)) {
       result.ignored.push("(blob): not an object");
       return result;
     }
@@ -168,7 +165,7 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
     }
     value.endpoints.slice(0, MAX_ENTRIES).forEach((entry: unknown, index: number) => {
       const where = `endpoints[${index}]`;
-      if (!isRecord(entry)) return void result.ignored.push(`${where}: not an object`);
+      if (!isPlainRecord(entry)) return void result.ignored.push(`${where}: not an object`);
       if (typeof entry.baseUrl !== "string" || entry.baseUrl.trim() === "") return void result.ignored.push(`${where}: baseUrl missing`);
       const key = entry.key ?? "";
       if (typeof key !== "string" || !KEY_HASH.test(key)) return void result.ignored.push(`${where}: key is not a hash`);
@@ -177,10 +174,10 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
       if (entry.usageInStream === false) supports.usageInStream = false;
       result.endpoints += 1;
       if (entry.models === undefined) return;
-      if (!isRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
+      if (!isPlainRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
       for (const [name, stored] of Object.entries(entry.models).slice(0, MAX_ENTRIES)) {
         const at = `${where}.models[${JSON.stringify(name)}]`;
-        if (name === "" || !isRecord(stored)) {
+        if (name === "" || !isPlainRecord(stored)) {
           result.ignored.push(`${at}: not understood`);
           continue;
         }

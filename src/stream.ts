@@ -16,6 +16,7 @@ import { SseSplitter } from "./internal/sse.js";
 import { MalformedStreamEvent, TurnReader } from "./internal/turn-reader.js";
 import { EndpointSilent } from "./retry.js";
 import type { Fence } from "./thinking.js";
+import { isRecord, positiveNumber } from "./internal/guards.js";
 
 export { MalformedStreamEvent, readTimings, readUsage } from "./internal/turn-reader.js";
 
@@ -115,12 +116,10 @@ export class StreamInterrupted extends Error {
 
 type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null;
-}
-
+/** A positive timer length, held to what a timer can wait; undefined for anything else. */
 function positive(value: number | undefined): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.min(value, MAX_TIMER_MS) : undefined;
+  const milliseconds = positiveNumber(value);
+  return milliseconds === undefined ? undefined : Math.min(milliseconds, MAX_TIMER_MS);
 }
 
 /** Waits for the first chunk that carries something, then for silence between chunks. */

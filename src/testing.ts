@@ -33,7 +33,8 @@ import { createPromptCounter } from "./internal/testing-render.js";
 import { profileNamed, refusalWording, type Profile, type ProfileName, type RefusalDetail, type RefusalKind } from "./internal/testing-profiles.js";
 import { findRefusal } from "./internal/testing-refusals.js";
 import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./internal/testing-turns.js";
-import { formatChunk, includesUsage, isRecord, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./internal/testing-http.js";
+import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./internal/testing-http.js";
+import { isPlainRecord } from "./internal/guards.js";
 import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./internal/testing-types.js";
 
 export type {
@@ -201,7 +202,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   }
 
   async function chat(recorded: RecordedRequest, response: ServerResponse): Promise<void> {
-    const body = isRecord(recorded.body) ? recorded.body : {};
+    const body = isPlainRecord(recorded.body) ? recorded.body : {};
     const promptTokens = counter.countRequest(body);
     recorded.promptTokens = promptTokens;
 
@@ -244,7 +245,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   }
 
   async function send(response: ServerResponse, scripted: Scripted, recorded: RecordedRequest, usage?: UsageCounts): Promise<void> {
-    const body = isRecord(recorded.body) ? recorded.body : {};
+    const body = isPlainRecord(recorded.body) ? recorded.body : {};
     switch (scripted.kind) {
       case "json":
         sendBody(response, scripted.status ?? 200, scripted.body, scripted.headers);
@@ -273,7 +274,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           if (failed && typeof failed === "object") {
             // An error a server would have sent inside a stream comes back as a plain error here.
             const payload = failed.error;
-            const code = isRecord(payload) && typeof payload.code === "number" && payload.code >= 400 ? payload.code : 400;
+            const code = isPlainRecord(payload) && typeof payload.code === "number" && payload.code >= 400 ? payload.code : 400;
             sendJson(response, code, { error: payload });
             return;
           }
@@ -325,7 +326,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     },
     pending: () => queue.length,
     chatBodies: () =>
-      requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH).map((r) => (isRecord(r.body) ? r.body : {})),
+      requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH).map((r) => (isPlainRecord(r.body) ? r.body : {})),
     chatRequests: () => requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH),
     close: () => {
       closing ??= new Promise<void>((resolve) => {

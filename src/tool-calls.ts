@@ -13,6 +13,7 @@
 import type { JsonSchema, ToolCall, ToolDefinition } from "./config.js";
 import { parseLooseJson } from "./internal/json-repair.js";
 import { findBareCall, findMarkedCalls, SCRATCHPAD_CLOSES } from "./internal/tool-call-markup.js";
+import { isPlainRecord } from "./internal/guards.js";
 
 /**
  * A call as a tool's dispatcher is handed it.
@@ -160,7 +161,7 @@ export function parseToolArguments(text: string, options: ParseToolArgumentsOpti
   if (typeof input !== "string") {
     // A server that hands over parsed arguments, or none at all.
     if (input === undefined || input === null) return {};
-    if (isPlainObject(input)) return { ...input };
+    if (isPlainRecord(input)) return { ...input };
     throw fail("malformed", String(input), `a ${typeof input}, not text`);
   }
   let current: unknown = text;
@@ -182,7 +183,7 @@ export function parseToolArguments(text: string, options: ParseToolArgumentsOpti
     }
   }
   if (current === null) return {};
-  if (isPlainObject(current)) return current;
+  if (isPlainRecord(current)) return current;
   throw fail("malformed", text, describe(current));
 }
 
@@ -190,10 +191,6 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return "a JSON array, not an object";
   if (typeof value === "string") return "a string, not an object";
   return `a ${typeof value}, not an object`;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Options of {@link recoverToolCalls}. */

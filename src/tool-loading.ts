@@ -15,6 +15,7 @@
 import type { CatalogServer } from "./catalog.js";
 import type { Message, TextPart, ToolDefinition } from "./config.js";
 import { parseToolArguments } from "./tool-calls.js";
+import { isPlainRecord } from "./internal/guards.js";
 
 /** One tool's definition as a proxied load writes it on a line of its result. */
 export interface DefinitionLine {
@@ -150,10 +151,6 @@ export const CALL_TOOL: ToolDefinition = Object.freeze({
  */
 export const PROXY_TOOLS: readonly ToolDefinition[] = Object.freeze([CALL_TOOL, LOAD_TOOLS]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function firstLine(text: unknown): string {
   if (typeof text !== "string") return "";
   return text.trim().split("\n", 1)[0]!.trim();
@@ -166,12 +163,12 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 function serversOf(catalog: readonly CatalogServer[] | undefined): CatalogServer[] {
   if (!Array.isArray(catalog)) return [];
   return catalog.filter(
-    (server): server is CatalogServer => isRecord(server) && typeof server.name === "string" && Array.isArray((server as unknown as CatalogServer).tools),
+    (server): server is CatalogServer => isPlainRecord(server) && typeof server.name === "string" && Array.isArray((server as unknown as CatalogServer).tools),
   );
 }
 
 function toolsOfServer(server: CatalogServer): { name: string; description?: string }[] {
-  return server.tools.filter((tool) => isRecord(tool) && typeof tool.name === "string" && tool.name !== "");
+  return server.tools.filter((tool) => isPlainRecord(tool) && typeof tool.name === "string" && tool.name !== "");
 }
 
 /** Lists every tool name a catalogue holds, in catalogue order, each once. */
@@ -257,8 +254,8 @@ function capOf(cap: unknown, fallback: number): number {
 function requestedNames(requested: unknown, depth = 0): string[] {
   if (depth > 3) return [];
   if (typeof requested === "string") return requested.split(/[\s,]+/).map((name) => name.trim()).filter(Boolean);
-  if (Array.isArray(requested)) return requested.flatMap((item) => (typeof item === "string" ? requestedNames(item, depth + 1) : isRecord(item) ? requestedNames(item.name, depth + 1) : []));
-  if (isRecord(requested)) {
+  if (Array.isArray(requested)) return requested.flatMap((item) => (typeof item === "string" ? requestedNames(item, depth + 1) : isPlainRecord(item) ? requestedNames(item.name, depth + 1) : []));
+  if (isPlainRecord(requested)) {
     for (const key of ["names", "tools", "tool_names", "toolNames", "name", "tool"]) {
       if (key in requested) return requestedNames(requested[key], depth + 1);
     }
@@ -443,7 +440,7 @@ export type ProxiedCall =
  * @param known - The tool names call_tool may reach.
  */
 export function proxiedCall(args: unknown, known: readonly string[]): ProxiedCall {
-  const outer = isRecord(args) ? args : {};
+  const outer = isPlainRecord(args) ? args : {};
   const name = typeof outer.name === "string" ? outer.name.trim() : typeof outer.tool === "string" ? outer.tool.trim() : "";
   if (!name) return { ok: false, message: `${CALL_TOOL_NAME} needs the name of a loaded tool: {"name": "tool_name", "arguments": {...}}.` };
   if (name === CALL_TOOL_NAME || name === LOAD_TOOLS_NAME || !known.includes(name)) {
@@ -451,7 +448,7 @@ export function proxiedCall(args: unknown, known: readonly string[]): ProxiedCal
   }
   const inner = "arguments" in outer ? outer.arguments : "args" in outer ? outer.args : undefined;
   if (inner === undefined || inner === null || inner === "") return { ok: true, name, args: {}, raw: "{}" };
-  if (isRecord(inner)) return { ok: true, name, args: inner, raw: JSON.stringify(inner) };
+  if (isPlainRecord(inner)) return { ok: true, name, args: inner, raw: JSON.stringify(inner) };
   if (typeof inner === "string") {
     try {
       return { ok: true, name, args: parseToolArguments(inner, { toolName: name }), raw: inner };

@@ -16,6 +16,7 @@ import { clearState, createState, type RuntimeState } from "./state.js";
 import { DEMO_TOOLS, demoDispatch } from "./cli-demo-tools.js";
 import { formatMetrics, stylesFor, type Output, type Styles } from "./cli-output.js";
 import { oneLine } from "./cli-errors.js";
+import { isPlainRecord } from "./guards.js";
 
 /** The question the demo asks, of the simulated model and of a real one alike. */
 export const DEMO_QUESTION = "How many files and folders are in the project folder, and what is that count times 2.5, plus 4?";
@@ -29,20 +30,16 @@ interface Seen {
   result?: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Reads which tools have answered so far, by matching each tool message to the call it answers. */
 function readTranscript(body: unknown): Seen {
-  const messages = isRecord(body) && Array.isArray(body.messages) ? body.messages : [];
+  const messages = isPlainRecord(body) && Array.isArray(body.messages) ? body.messages : [];
   const names = new Map<string, string>();
   const seen: Seen = {};
   for (const message of messages) {
-    if (!isRecord(message)) continue;
+    if (!isPlainRecord(message)) continue;
     if (message.role === "assistant" && Array.isArray(message.tool_calls)) {
       for (const call of message.tool_calls) {
-        if (isRecord(call) && typeof call.id === "string" && isRecord(call.function)) names.set(call.id, String(call.function.name));
+        if (isPlainRecord(call) && typeof call.id === "string" && isPlainRecord(call.function)) names.set(call.id, String(call.function.name));
       }
     }
     if (message.role === "tool" && typeof message.tool_call_id === "string") {

@@ -19,6 +19,7 @@ import { clearState, createState, type RuntimeState } from "./state.js";
 import { describeError } from "./error-body.js";
 import { CliFailure, readFailure, wordsOf } from "./cli-errors.js";
 import { readListing } from "./cli-listing.js";
+import { windowNumber } from "./window-lookup.js";
 import type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
 
 export type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./cli-probe-types.js";
@@ -242,15 +243,10 @@ async function probePrefill(probe: Probe): Promise<ProbeFinding> {
   return finding("prefill", "assistant prefill", "supported", "a trailing assistant message was taken");
 }
 
-function positive(value: unknown): number | undefined {
-  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  return typeof number === "number" && Number.isFinite(number) && number > 0 ? Math.floor(number) : undefined;
-}
-
 /** The served window: a listing field, then the server's own routes, then the trained window. */
 async function findWindow(probe: Probe, entry: ListedModel | undefined, requests: ProbeRequest[]): Promise<ProbeReport["window"]> {
   for (const key of WINDOW_KEYS) {
-    const tokens = positive(entry?.[key]);
+    const tokens = windowNumber(entry?.[key]);
     if (tokens !== undefined) return { tokens, source: `the model listing (${key})` };
   }
   if (entry && entry.meta === null) return { tokens: 0, source: "unknown: the listing says the model is still loading (meta: null)" };
@@ -263,7 +259,7 @@ async function findWindow(probe: Probe, entry: ListedModel | undefined, requests
     return { tokens: served, source: `the server's own ${route || "API"} (${field})` };
   }
   const meta = entry?.meta;
-  const trained = positive(meta && typeof meta === "object" ? (meta as { n_ctx_train?: unknown }).n_ctx_train : undefined);
+  const trained = windowNumber(meta && typeof meta === "object" ? (meta as { n_ctx_train?: unknown }).n_ctx_train : undefined);
   if (trained !== undefined) return { tokens: trained, source: "the trained window (meta.n_ctx_train); the served one was not reported" };
   return { tokens: 0, source: "unknown: nothing the endpoint answered names it; set contextLength" };
 }

@@ -8,6 +8,8 @@
  * {@link describeError}, so the wording is found the same way everywhere.
  */
 
+import { isRecord } from "./guards.js";
+
 /** What a failure said, flattened. */
 export interface ErrorDescription {
   /** The HTTP status, where one is known. */
@@ -20,10 +22,6 @@ export interface ErrorDescription {
   type?: string;
   /** The request parameter the body blamed, where any. */
   param?: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
 }
 
 const MAX_DEPTH = 6;

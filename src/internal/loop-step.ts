@@ -15,6 +15,7 @@ import { buildBody, type RequestBody, type ToolOrder } from "../request-body.js"
 import { runTurnIn } from "../run-turn.js";
 import type { StepHead } from "./loop-tools.js";
 import type { RuntimeState } from "./state.js";
+import { nonNegativeNumber, positiveNumber } from "./guards.js";
 
 /** What one step sends and how it reports. */
 export interface StepRequest {
@@ -48,14 +49,6 @@ export interface StepReply {
   sent: RequestBody;
 }
 
-function positive(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
-}
-
-function nonNegative(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
 /** Sends one step's request and reads its reply back. @internal */
 export async function sendStep(state: RuntimeState, client: OpenAI, supports: EndpointCapabilities, request: StepRequest): Promise<StepReply> {
   const { config, head, signal } = request;
@@ -81,7 +74,7 @@ export async function sendStep(state: RuntimeState, client: OpenAI, supports: En
     ...(firstChunkMs !== undefined ? { firstChunkMs } : {}),
   };
   // 0 is a value (no wait), as runTurn reads it; only absent or unreadable takes runTurn's default.
-  const loadingSeconds = nonNegative(config.loadingTimeoutSeconds);
+  const loadingSeconds = nonNegativeNumber(config.loadingTimeoutSeconds);
   let turn = await runTurnIn(state, client, supports, build, {
     ...streaming,
     model: config.model,
@@ -95,7 +88,7 @@ export async function sendStep(state: RuntimeState, client: OpenAI, supports: En
   });
   const firstUsage = turn.usage;
   if (turn.finishReason === "length") {
-    request.notice(`The reply was cut off at the ${positive(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
+    request.notice(`The reply was cut off at the ${positiveNumber(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
     if (request.maxContinuations > 0 && last) {
       turn = await continueTurn(client, supports, last, turn, {
         ...streaming,

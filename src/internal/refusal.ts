@@ -13,6 +13,7 @@
 import { isModelLoading, isOverflow } from "../retry.js";
 import { isGrammarError } from "../schema-compat.js";
 import { describeError, type ErrorDescription } from "./error-body.js";
+import { isPlainRecord } from "./guards.js";
 
 /** A refusal read off a failed request. */
 export interface RefusalReading {
@@ -182,10 +183,6 @@ export interface Answer {
 export type Decision = { kind: "pass" } | { kind: "answer"; answers: Answer[] } | { kind: "stuck"; message: string; refused: string };
 
 const PASS: Decision = { kind: "pass" };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function addOnce(list: string[], value: string): void {
   if (!list.includes(value)) list.push(value);

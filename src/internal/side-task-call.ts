@@ -7,6 +7,7 @@
 import { NO_KEY, normaliseBaseUrl, resolveApiKey } from "../client.js";
 import type { Endpoint, ResolvedTask } from "../config.js";
 import type { AskJsonOptions, SummariserOptions } from "../side-task.js";
+import { isPlainRecord } from "./guards.js";
 
 /** Options of {@link taskCall}: the host's own defaults for a task that states none. */
 export type TaskCallOptions = AskJsonOptions & SummariserOptions & {
@@ -22,10 +23,6 @@ export interface TaskCall<O extends TaskCallOptions = TaskCallOptions> {
   model: string;
   /** The options to pass on: the host's, with what the task states laid over them. */
   options: Omit<O, "model">;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function stated(value: unknown): boolean {
@@ -77,17 +74,17 @@ export function taskCall<O extends TaskCallOptions = TaskCallOptions>(
   options?: O,
   endpoint?: Endpoint & { model?: string },
 ): TaskCall<O> {
-  const own: Partial<ResolvedTask> = isRecord(task) ? task : {};
-  const { model: hostModel, ...host } = (isRecord(options) ? options : {}) as TaskCallOptions;
+  const own: Partial<ResolvedTask> = isPlainRecord(task) ? task : {};
+  const { model: hostModel, ...host } = (isPlainRecord(options) ? options : {}) as TaskCallOptions;
   const merged: Record<string, unknown> = { ...host };
   for (const field of ["maxTokens", "temperature", "reasoningEffort"] as const) {
     if (stated(own[field])) merged[field] = own[field];
   }
-  const extraBody = { ...(isRecord(host.extraBody) ? host.extraBody : {}), ...(isRecord(own.extraBody) ? own.extraBody : {}) };
+  const extraBody = { ...(isPlainRecord(host.extraBody) ? host.extraBody : {}), ...(isPlainRecord(own.extraBody) ? own.extraBody : {}) };
   if (Object.keys(extraBody).length > 0) merged.extraBody = extraBody;
   else delete merged.extraBody;
 
-  const agent = isRecord(endpoint) && nonEmpty(endpoint.baseUrl) !== undefined ? endpoint : undefined;
+  const agent = isPlainRecord(endpoint) && nonEmpty(endpoint.baseUrl) !== undefined ? endpoint : undefined;
   const ownUrl = nonEmpty(own.baseUrl);
   const ownKey = nonEmpty(own.apiKey);
   let target: Endpoint;

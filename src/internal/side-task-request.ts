@@ -13,6 +13,7 @@ import { getClientIn } from "../client.js";
 import type { Endpoint, FinishReason, ReasoningEffort } from "../config.js";
 import { ALL_FENCES, stripThinking } from "../thinking.js";
 import type { RuntimeState } from "./state.js";
+import { isPlainRecord, positiveInteger } from "./guards.js";
 
 /** The temperature a side task is sent when nothing states one. */
 export const SIDE_TASK_TEMPERATURE = 0.3;
@@ -75,14 +76,6 @@ export interface SideTaskAnswer {
   refusal?: string;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 1 ? Math.floor(value) : undefined;
-}
-
 /** The level asked for, or "" where the no-thinking hints apply. */
 export function effortLevel(asked: unknown): string {
   if (typeof asked !== "string") return "";
@@ -111,7 +104,7 @@ function latchedOff(field: string, model: ModelCapabilities | undefined): boolea
 export function droppableFields(request: Pick<SideTaskRequest, "reasoningEffort" | "extraBody">): string[] {
   const fields = new Set<string>();
   if (effortLevel(request.reasoningEffort) === "") for (const field of Object.keys(NO_THINKING_HINTS)) fields.add(field);
-  if (isRecord(request.extraBody)) for (const field of Object.keys(request.extraBody)) if (!OWNED.has(field)) fields.add(field);
+  if (isPlainRecord(request.extraBody)) for (const field of Object.keys(request.extraBody)) if (!OWNED.has(field)) fields.add(field);
   return [...fields];
 }
 
@@ -141,7 +134,7 @@ export function buildSideTaskBody(request: SideTaskRequest, supports: EndpointCa
     const format = request.responseFormat?.(supports, model);
     if (format !== undefined) body.response_format = format;
   }
-  if (isRecord(request.extraBody)) {
+  if (isPlainRecord(request.extraBody)) {
     for (const [field, value] of Object.entries(request.extraBody)) {
       if (OWNED.has(field) || value === undefined || latchedOff(field, model)) continue;
       body[field] = value;
@@ -155,15 +148,15 @@ export function buildSideTaskBody(request: SideTaskRequest, supports: EndpointCa
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content.map((part) => (isRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
+  return content.map((part) => (isPlainRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
 }
 
 /** Reads a chat completion that did not stream into an answer; throws where it holds no choice. */
 export function readCompletion(completion: unknown): SideTaskAnswer {
-  const choices = isRecord(completion) ? completion.choices : undefined;
+  const choices = isPlainRecord(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
-  if (!isRecord(choice)) throw new TypeError("The endpoint answered without a choice.");
-  const message = isRecord(choice.message) ? choice.message : {};
+  if (!isPlainRecord(choice)) throw new TypeError("The endpoint answered without a choice.");
+  const message = isPlainRecord(choice.message) ? choice.message : {};
   const text = stripThinking(contentText(message.content), ALL_FENCES).content.trim();
   const finish = choice.finish_reason;
   const answer: SideTaskAnswer = { text, finishReason: typeof finish === "string" && finish !== "" ? finish : undefined };

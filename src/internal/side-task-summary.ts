@@ -5,6 +5,7 @@
  */
 
 import type { Message } from "../config.js";
+import { isPlainRecord } from "./guards.js";
 
 /** The system prompt a summary is written under unless the host gives its own. */
 export const SUMMARY_INSTRUCTIONS = [
@@ -13,10 +14,6 @@ export const SUMMARY_INSTRUCTIONS = [
   "Where an earlier summary is given, fold it in so nothing it says is lost.",
   "Write plain prose or short lists, in the conversation's language, with no preamble.",
 ].join("\n");
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Cuts a text to `max` characters, keeping its start and end around a marker. */
 export function clip(text: string, max: number): string {
@@ -34,7 +31,7 @@ function contentText(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content
     .map((part) => {
-      if (!isRecord(part)) return "";
+      if (!isPlainRecord(part)) return "";
       if (part.type === "image_url") return "[image]";
       return typeof part.text === "string" ? part.text : "";
     })
@@ -44,7 +41,7 @@ function contentText(content: unknown): string {
 
 /** One message as a transcript line, or "" for one with nothing to show. */
 function renderMessage(message: Message, max: number): string {
-  if (!isRecord(message)) return "";
+  if (!isPlainRecord(message)) return "";
   const text = contentText(message.content).trim();
   switch (message.role) {
     case "system":
@@ -55,7 +52,7 @@ function renderMessage(message: Message, max: number): string {
     case "assistant": {
       const lines = text ? [`Assistant: ${clip(text, max)}`] : [];
       for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
-        const fn: Record<string, unknown> = isRecord(call) && isRecord(call.function) ? call.function : {};
+        const fn: Record<string, unknown> = isPlainRecord(call) && isPlainRecord(call.function) ? call.function : {};
         const name = typeof fn.name === "string" ? fn.name : "a tool";
         const args = typeof fn.arguments === "string" ? fn.arguments : "";
         lines.push(`Assistant called ${name}(${clip(args, max)})`);

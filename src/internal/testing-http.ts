@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChunkSpec } from "./testing-types.js";
+import { isPlainRecord } from "./guards.js";
 
 /** Reads the model a request body names, or the loopback default. @internal */
 export function modelOf(body: Record<string, unknown>): string {
@@ -14,12 +15,7 @@ export function modelOf(body: Record<string, unknown>): string {
 /** Whether a request asked for usage in its stream. @internal */
 export function includesUsage(body: Record<string, unknown>): boolean {
   const streamOptions = body.stream_options;
-  return isRecord(streamOptions) && streamOptions.include_usage === true;
-}
-
-/** Whether a value is a plain object. @internal */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return isPlainRecord(streamOptions) && streamOptions.include_usage === true;
 }
 
 /** Reads a request's whole body as UTF-8 text. @internal */

@@ -8,6 +8,7 @@
  * and answered, and can assert exactly that on the recorded bodies.
  */
 import type { Profile, RefusalDetail, RefusalKind } from "./testing-profile-types.js";
+import { isPlainRecord } from "./guards.js";
 
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
@@ -84,10 +85,6 @@ function countsCeiling(profile: Profile): boolean {
   return profile.name === "openai" || profile.name === "vllm" || profile.name === "openrouter";
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function rulesFor(config: RefusalConfig | undefined, model: unknown): RefusalRules {
   if (!config) return {};
   const { models, ...server } = config;
@@ -97,13 +94,13 @@ function rulesFor(config: RefusalConfig | undefined, model: unknown): RefusalRul
 
 function functionsOf(tools: unknown): Record<string, unknown>[] {
   if (!Array.isArray(tools)) return [];
-  return tools.filter(isRecord).map((tool) => (isRecord(tool.function) ? tool.function : tool));
+  return tools.filter(isPlainRecord).map((tool) => (isPlainRecord(tool.function) ? tool.function : tool));
 }
 
 function jsonSchemaFormat(body: Record<string, unknown>): Record<string, unknown> | undefined {
   const format = body.response_format;
-  if (!isRecord(format) || format.type !== "json_schema") return undefined;
-  return isRecord(format.json_schema) ? format.json_schema : {};
+  if (!isPlainRecord(format) || format.type !== "json_schema") return undefined;
+  return isPlainRecord(format.json_schema) ? format.json_schema : {};
 }
 
 /** Finds the first sub-schema using one of the keywords, skipping property and definition names. */
@@ -116,10 +113,10 @@ function findKeyword(schema: unknown, keywords: readonly string[], depth = 0): R
     }
     return undefined;
   }
-  if (!isRecord(schema)) return undefined;
+  if (!isPlainRecord(schema)) return undefined;
   for (const [key, value] of Object.entries(schema)) {
     if (keywords.includes(key)) return schema;
-    const inner = key === "properties" || key === "$defs" || key === "definitions" ? (isRecord(value) ? Object.values(value) : []) : value;
+    const inner = key === "properties" || key === "$defs" || key === "definitions" ? (isPlainRecord(value) ? Object.values(value) : []) : value;
     const found = findKeyword(inner, keywords, depth + 1);
     if (found) return found;
   }
@@ -189,7 +186,7 @@ export function findRefusal(
   }
   if (rules.prefill && Array.isArray(body.messages)) {
     const last: unknown = body.messages[body.messages.length - 1];
-    if (isRecord(last) && last.role === "assistant") return { kind: "prefill", detail: {} };
+    if (isPlainRecord(last) && last.role === "assistant") return { kind: "prefill", detail: {} };
   }
   const counted = sizes.promptTokens + (countsCeiling(profile) ? (ceiling ?? 0) : 0);
   const overflows = profile.name === "llama.cpp" ? sizes.promptTokens >= sizes.window : counted > sizes.window;

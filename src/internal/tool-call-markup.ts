@@ -8,6 +8,7 @@
 
 import type { JsonSchema } from "../config.js";
 import { balancedEnd, parseLooseJson } from "./json-repair.js";
+import { isPlainRecord } from "./guards.js";
 
 /** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
 const HARMONY_CALL = "<|channel|>commentary to=";
@@ -176,9 +177,9 @@ function readJsonCalls(block: string): Found[] {
 
 /** Reads a JSON value as a call: `{name, arguments|parameters}` or OpenAI's `{function: {…}}`. */
 function asCall(parsed: ReturnType<typeof parseLooseJson>, requireArguments = false): Found | undefined {
-  if (!parsed.ok || !isPlainObject(parsed.value)) return undefined;
+  if (!parsed.ok || !isPlainRecord(parsed.value)) return undefined;
   let value = parsed.value;
-  if (isPlainObject(value.function) && typeof value.function.name === "string") value = value.function;
+  if (isPlainRecord(value.function) && typeof value.function.name === "string") value = value.function;
   const name = value.name;
   if (typeof name !== "string" || name.trim() === "") return undefined;
   const hasArguments = "arguments" in value || "parameters" in value;
@@ -210,13 +211,13 @@ function readFunctionMarkup(block: string, schemas: ReadonlyMap<string, JsonSche
 }
 
 function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> | undefined {
-  if (!isPlainObject(schema)) return undefined;
-  return isPlainObject(schema.properties) ? schema.properties : undefined;
+  if (!isPlainRecord(schema)) return undefined;
+  return isPlainRecord(schema.properties) ? schema.properties : undefined;
 }
 
 /** Reads a Qwen3-Coder parameter value as the type its schema declares; a string otherwise. */
 function typedValue(value: string, schema: unknown): unknown {
-  const declared = isPlainObject(schema) ? schema.type : undefined;
+  const declared = isPlainRecord(schema) ? schema.type : undefined;
   const types = (Array.isArray(declared) ? declared : [declared]).filter((type): type is string => typeof type === "string");
   if (types.length === 0 || types.includes("string")) return value;
   const trimmed = value.trim();
@@ -256,8 +257,4 @@ export function findBareCall(body: string, known: ReadonlySet<string>): Segment 
     if (call && known.has(call.name)) fences.push({ start: match.index, end: match.index + match[0].length, calls: [call] });
   }
   return fences.length === 1 ? fences[0] : undefined;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -10,6 +10,7 @@ import { APIError } from "openai";
 import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../config.js";
 import type { StreamTurnOptions } from "../stream.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../thinking.js";
+import { isRecord } from "./guards.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
 const LINE_EXCERPT = 200;
@@ -39,10 +40,6 @@ export class MalformedStreamEvent extends Error {
 }
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null;
-}
 
 function defaultCallId(): string {
   return `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;

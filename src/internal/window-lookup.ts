@@ -11,6 +11,7 @@
 import type OpenAI from "openai";
 import type { ListedModel, WindowLookupOptions } from "../client.js";
 import { defineSlot } from "./state.js";
+import { isPlainRecord } from "./guards.js";
 
 /** How long a window lookup may take at most, across the listing and the native routes. */
 const LOOKUP_BOUND_MS = 10_000;
@@ -46,10 +47,6 @@ export interface LookupRoute {
   requestMs: number | undefined;
   /** The server's own API root: the base URL less a trailing `/v1`. */
   origin: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Reads a window size: a positive number (or digits in a string), rounded down; undefined otherwise. */
@@ -146,9 +143,9 @@ export async function bounded<T>(route: () => LookupRoute, signal: AbortSignal |
 /** Reads the server's `/models` listing: the entries that have a string id. */
 export async function readListing(lookup: Lookup): Promise<ListedModel[]> {
   const body = await lookup.get("/models");
-  const data = isRecord(body) ? body.data : Array.isArray(body) ? body : undefined;
+  const data = isPlainRecord(body) ? body.data : Array.isArray(body) ? body : undefined;
   if (!Array.isArray(data)) return [];
-  return data.filter((entry): entry is ListedModel => isRecord(entry) && typeof entry.id === "string");
+  return data.filter((entry): entry is ListedModel => isPlainRecord(entry) && typeof entry.id === "string");
 }
 
 /** Route misses one lookup found, kept apart until the lookup finishes so a stopped one leaves nothing. */
@@ -177,10 +174,10 @@ export async function readServedWindow(
   if (!cache.propsMissing.has(origin)) {
     try {
       const body = await lookup.get(`${origin}/props?model=${encodeURIComponent(model)}`);
-      const settings = isRecord(body) ? body.default_generation_settings : undefined;
-      found = windowNumber(isRecord(settings) ? settings.n_ctx : undefined) ?? windowNumber(isRecord(body) ? body.n_ctx : undefined);
+      const settings = isPlainRecord(body) ? body.default_generation_settings : undefined;
+      found = windowNumber(isPlainRecord(settings) ? settings.n_ctx : undefined) ?? windowNumber(isPlainRecord(body) ? body.n_ctx : undefined);
       // LM Studio answers a route it does not have with a 200 carrying only an error.
-      if (found === undefined && isRecord(body) && body.error !== undefined && settings === undefined) learned.propsMissing = true;
+      if (found === undefined && isPlainRecord(body) && body.error !== undefined && settings === undefined) learned.propsMissing = true;
     } catch (error) {
       if (error instanceof LookupStopped) throw error;
       const status = statusOf(error);
@@ -192,12 +189,12 @@ export async function readServedWindow(
   if (found === undefined && (until === undefined || now() >= until)) {
     try {
       const body = await lookup.get(`${origin}/api/v0/models`);
-      const data = isRecord(body) ? body.data : undefined;
+      const data = isPlainRecord(body) ? body.data : undefined;
       if (Array.isArray(data)) {
         learned.lmstudioFound = true;
-        const entry = data.find((item) => isRecord(item) && item.id === model);
-        found = windowNumber(isRecord(entry) ? entry.loaded_context_length : undefined);
-      } else if (isRecord(body) && body.error !== undefined) learned.lmstudioMissUntil = Number.POSITIVE_INFINITY;
+        const entry = data.find((item) => isPlainRecord(item) && item.id === model);
+        found = windowNumber(isPlainRecord(entry) ? entry.loaded_context_length : undefined);
+      } else if (isPlainRecord(body) && body.error !== undefined) learned.lmstudioMissUntil = Number.POSITIVE_INFINITY;
     } catch (error) {
       if (error instanceof LookupStopped) throw error;
       const status = statusOf(error);
@@ -234,7 +231,7 @@ export async function readContextLimit(
       }
       // llama.cpp lists the model with meta: null while it loads: unknown for now.
       if (entry.meta === null) return 0;
-      trained = windowNumber(isRecord(entry.meta) ? entry.meta.n_ctx_train : undefined);
+      trained = windowNumber(isPlainRecord(entry.meta) ? entry.meta.n_ctx_train : undefined);
     }
   } catch (error) {
     if (error instanceof LookupStopped) throw error;
