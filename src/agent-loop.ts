@@ -34,6 +34,7 @@ import { createRunTools, type ToolDiscovery } from "./internal/loop-tools.js";
 import { createUsageAccount } from "./internal/loop-usage.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
 import { positiveNumber } from "./internal/guards.js";
+import { quietly } from "./internal/safe-calls.js";
 
 export type { PreselectRequest, PreselectTools } from "./internal/loop-preselection.js";
 export type {
@@ -45,16 +46,6 @@ export type {
   AgentLoopSideTasks,
   StepBudget,
 } from "./internal/loop-options.js";
-
-function quietly(listener: ((...args: never[]) => unknown) | undefined, ...args: unknown[]): void {
-  if (!listener) return;
-  try {
-    const result = (listener as (...values: unknown[]) => unknown)(...args);
-    if (result && typeof (result as Promise<unknown>).then === "function") (result as Promise<unknown>).then(undefined, () => undefined);
-  } catch {
-    // A watcher that throws does not cost the run.
-  }
-}
 
 function lastUserIndex(messages: readonly Message[]): number {
   for (let index = messages.length - 1; index >= 0; index -= 1) if (messages[index]?.role === "user") return index;

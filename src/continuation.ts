@@ -15,6 +15,7 @@ import { modelCapabilitiesOf, type EndpointCapabilities } from "./capabilities.j
 import { describeError } from "./internal/error-body.js";
 import { isOverflow } from "./retry.js";
 import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
+import { notify } from "./internal/safe-calls.js";
 
 /** Options for {@link continueTurn}. */
 export interface ContinueTurnOptions
@@ -93,14 +94,6 @@ export function joinTurns(first: Turn, next: Turn): Turn {
   const duration = sumBoth(first.durationMs, next.durationMs);
   if (duration !== undefined) joined.durationMs = duration;
   return joined;
-}
-
-function notify(onNotice: ((message: string) => void) | undefined, message: string): void {
-  try {
-    onNotice?.(message);
-  } catch {
-    // A notice sink that throws must not lose the answer.
-  }
 }
 
 /** Marks the continuation this module stopped itself because the model started over. */

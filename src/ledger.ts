@@ -12,6 +12,7 @@
 
 import type { Message, ToolDefinition } from "./config.js";
 import { DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS, messageChars, type TokenOptions } from "./tokens.js";
+import { jsonKey } from "./internal/safe-calls.js";
 
 /** One request as the ledger keeps it: three numbers, so it stores as columns or JSON. */
 export interface LedgerEntry {
@@ -80,16 +81,8 @@ function entriesOf(ledger: readonly LedgerEntry[] | undefined): LedgerEntry[] {
   return Array.isArray(ledger) ? ledger.filter(isEntry) : [];
 }
 
-function keyOf(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    return "";
-  }
-}
-
 function same(a: unknown, b: unknown): boolean {
-  return a === b || keyOf(a) === keyOf(b);
+  return a === b || jsonKey(a) === jsonKey(b);
 }
 
 function sameTools(a: readonly ToolDefinition[] | undefined, b: readonly ToolDefinition[] | undefined): boolean {
@@ -97,7 +90,7 @@ function sameTools(a: readonly ToolDefinition[] | undefined, b: readonly ToolDef
   const right = Array.isArray(b) ? b : [];
   if (left === right) return true;
   if (left.length !== right.length) return false;
-  return keyOf(left) === keyOf(right);
+  return jsonKey(left) === jsonKey(right);
 }
 
 /** Whether `next` is `previous` with messages appended and nothing else changed. */
@@ -401,13 +394,13 @@ function matchMessages(before: readonly Message[], after: readonly Message[]): (
       if (!byKey) {
         byKey = new Map();
         after.forEach((candidate, at) => {
-          const key = keyOf(candidate);
+          const key = jsonKey(candidate);
           const queue = byKey!.get(key);
           if (queue) queue.list.push(at);
           else byKey!.set(key, { at: 0, list: [at] });
         });
       }
-      found = next(byKey.get(keyOf(message)), floor);
+      found = next(byKey.get(jsonKey(message)), floor);
     }
     if (found !== undefined) {
       matched[index] = found;

@@ -22,6 +22,7 @@ import { indexTools, scoreTools, topTools, type KeywordIndex } from "./internal/
 import { capOf, namesIn, preselectInput, preselectSystem, preselection, PRESELECT_SCHEMA, serversOf, toolCount } from "./internal/preselect-prompt.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 import { askJsonIn } from "./side-task.js";
+import { notify } from "./internal/safe-calls.js";
 
 export { PRESELECT_SCHEMA, preselectInput, preselectSystem, preselection } from "./internal/preselect-prompt.js";
 
@@ -259,14 +260,6 @@ export interface PreselectOptions {
   ask?: PreselectAsk;
 }
 
-function tell(onNotice: ((message: string) => void) | undefined, message: string): void {
-  try {
-    onNotice?.(message);
-  } catch {
-    // A listener that throws must not fail the run.
-  }
-}
-
 function describe(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return typeof error === "string" && error ? error : "unknown error";
@@ -315,21 +308,21 @@ export async function preselectIn(
     );
   } catch (error) {
     if (settings.signal?.aborted) throw settings.signal.reason ?? error;
-    tell(settings.onNotice, `Tool preselection with ${model} failed (${describe(error)}); the run starts without a shortlist.`);
+    notify(settings.onNotice, `Tool preselection with ${model} failed (${describe(error)}); the run starts without a shortlist.`);
     return [];
   }
   if (reply === undefined || reply === null) {
-    tell(settings.onNotice, `Tool preselection with ${model} got no readable answer; the run starts without a shortlist.`);
+    notify(settings.onNotice, `Tool preselection with ${model} got no readable answer; the run starts without a shortlist.`);
     return [];
   }
   const names = namesIn(reply);
   if (!names) {
-    tell(settings.onNotice, `Tool preselection with ${model} answered in an unexpected shape; the run starts without a shortlist.`);
+    notify(settings.onNotice, `Tool preselection with ${model} answered in an unexpected shape; the run starts without a shortlist.`);
     return [];
   }
   const chosen = preselection(names, catalog, cap);
   if (chosen.length === 0 && names.length > 0) {
-    tell(settings.onNotice, `Tool preselection with ${model} named no catalogued tool; the run starts without a shortlist.`);
+    notify(settings.onNotice, `Tool preselection with ${model} named no catalogued tool; the run starts without a shortlist.`);
   }
   return chosen;
 }

@@ -14,6 +14,7 @@ import type { ToolCall, ToolMessage } from "./config.js";
 import { errorMessage } from "./errors.js";
 import type { RunEventInput } from "./events.js";
 import { parseToolArguments, ToolArgumentsError, type ToolCallOutcome, type ToolCallRequest, type ToolCallResult } from "./tool-calls.js";
+import { quietly } from "./internal/safe-calls.js";
 
 /** What a call the run was stopped during is answered with. */
 export const STOPPED_DURING_CALL = "Stopped before this call finished.";
@@ -182,16 +183,6 @@ interface Answer {
   threw?: boolean;
 }
 
-function call(listener: ((...args: never[]) => unknown) | undefined, ...args: unknown[]): void {
-  if (!listener) return;
-  try {
-    const result = (listener as (...values: unknown[]) => unknown)(...args);
-    if (result && typeof (result as Promise<unknown>).then === "function") (result as Promise<unknown>).then(undefined, () => undefined);
-  } catch {
-    // A watcher that throws does not cost the run its tools.
-  }
-}
-
 function partsText(parts: unknown[]): string | undefined {
   if (!parts.every((part) => part && typeof part === "object" && typeof (part as { type?: unknown }).type === "string")) return undefined;
   return parts
@@ -303,7 +294,7 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     const read = list[index]!;
     if (failure) return { ok: false, content: STOPPED_BEFORE_CALL };
     if (read.error) {
-      call(options.onToolCall, { ...read.request, args: {} });
+      quietly(options.onToolCall, { ...read.request, args: {} });
       emitCall(options, read.request.id, read.request.name, {});
       return { ok: false, content: read.error.message };
     }
@@ -315,7 +306,7 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     }
     const request = route.request ?? read.request;
     requests[index] = request;
-    call(options.onToolCall, request);
+    quietly(options.onToolCall, request);
     emitCall(options, request.id, request.name, request.args);
     if (route.kind === "answer") return { ok: route.ok, content: text(route.content) };
     if (failure) return { ok: false, content: STOPPED_BEFORE_CALL };
@@ -351,10 +342,10 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
   const land = (index: number, outcome: Answer): ToolCallOutcome => {
     const request = requests[index]!;
     const content = cut(outcome.content, maxResultChars);
-    call(options.onToolResult, { id: request.id, name: request.name, ok: outcome.ok, content } satisfies ToolCallResult);
+    quietly(options.onToolResult, { id: request.id, name: request.name, ok: outcome.ok, content } satisfies ToolCallResult);
     const event: RunEventInput = { kind: "tool-result", id: request.id, name: request.name, ok: outcome.ok, content: preview(content, options.previewChars) };
     if (outcome.durationMs !== undefined) (event as { durationMs?: number }).durationMs = outcome.durationMs;
-    call(options.onEvent, event);
+    quietly(options.onEvent, event);
     const entry: ToolCallOutcome = { id: request.id, name: request.name, args: request.args, ok: outcome.ok, content };
     if (outcome.durationMs !== undefined) entry.durationMs = outcome.durationMs;
     return entry;
@@ -403,5 +394,5 @@ function safePredicate(predicate: (request: ToolCallRequest) => boolean, request
 }
 
 function emitCall(options: RunCallsOptions, id: string, name: string, args: Record<string, unknown>): void {
-  call(options.onEvent, { kind: "tool-call", id, name, args: preview(args, options.previewChars) });
+  quietly(options.onEvent, { kind: "tool-call", id, name, args: preview(args, options.previewChars) });
 }

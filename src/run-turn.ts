@@ -18,6 +18,7 @@ import { defaultState, type RuntimeState } from "./internal/state.js";
 import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "./retry.js";
 import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
 import { messageChars, requestTokens } from "./tokens.js";
+import { notify } from "./internal/safe-calls.js";
 
 /**
  * Builds one attempt's body from the endpoint's record and the model's record (absent without
@@ -97,14 +98,6 @@ export function bodyChars(body: StreamBody): { chars: number; image: boolean } {
     if (Array.isArray(content) && content.some((part) => (part as { type?: unknown } | null)?.type === "image_url")) image = true;
   }
   return { chars, image };
-}
-
-function notify(onNotice: ((message: string) => void) | undefined, message: string): void {
-  try {
-    onNotice?.(message);
-  } catch {
-    // A notice sink that throws must not end the turn.
-  }
 }
 
 function shortMessage(error: unknown): string {

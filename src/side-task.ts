@@ -24,6 +24,7 @@ import { checkWithZod, formatName, prepareSchema, readJson, responseFormatFor, s
 import { SIDE_TASK_CEILINGS, SIDE_TASK_TEMPERATURE, sendSideTask, type SideTaskAnswer, type SideTaskRequest } from "./internal/side-task-request.js";
 import { renderTranscript, summaryPrompt, SUMMARY_INSTRUCTIONS } from "./internal/side-task-summary.js";
 import { finiteNumber, isPlainRecord } from "./internal/guards.js";
+import { notify } from "./internal/safe-calls.js";
 
 export { taskCall, type TaskCall, type TaskCallOptions } from "./internal/side-task-call.js";
 
@@ -104,14 +105,6 @@ function settingsOf<T extends object>(options: T | undefined): Partial<T> {
   return isPlainRecord(options) ? options : {};
 }
 
-function tell(onNotice: unknown, message: string): void {
-  try {
-    if (typeof onNotice === "function") onNotice(message);
-  } catch {
-    // A notice sink that throws must not turn a side task into a failure.
-  }
-}
-
 /** Why a reply came back with no text, in words. */
 function emptyReason(finishReason: string | undefined, refusal?: string): string {
   if (refusal) return `the model declined (${refusal})`;
@@ -157,7 +150,7 @@ async function guarded<T>(options: SideTaskOptions, model: string, work: () => P
     return await work();
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    tell(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
+    notify(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
     return undefined;
   }
 }
@@ -177,7 +170,7 @@ export async function askReplyIn(
 ): Promise<SideTaskReply | undefined> {
   const settings = settingsOf(options);
   if (!validInput(input)) {
-    tell(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
     return undefined;
   }
   const answer = await guarded(settings, model, () => sendSideTask(state, requestFor(endpoint, model, system, input, settings, SIDE_TASK_CEILINGS.ask)));
@@ -225,7 +218,7 @@ export async function askIn(
 ): Promise<string | undefined> {
   const reply = await askReplyIn(state, endpoint, model, system, input, options);
   if (reply === undefined || reply.text !== "") return reply?.text;
-  tell(settingsOf(options).onNotice, `${taskName(model)} has no answer: ${emptyReason(reply.finishReason)}.`);
+  notify(settingsOf(options).onNotice, `${taskName(model)} has no answer: ${emptyReason(reply.finishReason)}.`);
   return undefined;
 }
 
@@ -272,11 +265,11 @@ export async function askJsonIn<T = unknown>(
   const settings = settingsOf(options);
   const prepared = prepareSchema(schema);
   if ("problem" in prepared) {
-    tell(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
+    notify(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
     return undefined;
   }
   if (!validInput(input)) {
-    tell(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
     return undefined;
   }
   const name = formatName(settings.name);
@@ -292,7 +285,7 @@ export async function askJsonIn<T = unknown>(
     } catch (error) {
       if (settings.signal?.aborted || !isGrammarError(error)) throw error;
       // Even the relaxed schema could not be compiled: this once, ask in words.
-      tell(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
+      notify(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
       return sendSideTask(state, { ...request, responseFormat: undefined });
     }
   });
@@ -305,13 +298,13 @@ export async function askJsonIn<T = unknown>(
         : answer.finishReason === "length"
           ? "its reply ran into the token ceiling before the JSON was complete"
           : "its reply held no JSON";
-    tell(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
+    notify(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
     return undefined;
   }
   if (prepared.zod) {
     const checked = checkWithZod(prepared.zod, value);
     if (!checked.ok) {
-      tell(settings.onNotice, `${taskName(model)} has no answer: its JSON does not match the schema (${checked.problem}).`);
+      notify(settings.onNotice, `${taskName(model)} has no answer: its JSON does not match the schema (${checked.problem}).`);
       return undefined;
     }
     return checked.value as T;
@@ -425,7 +418,7 @@ export function summariserIn(state: RuntimeState, endpoint: Endpoint, model: str
     });
     if (!reply) return "";
     if (reply.finishReason === "length" && reply.text !== "") {
-      tell(settings.onNotice, `${taskName(model)} wrote a summary that ran into its token ceiling; it is kept as it stands.`);
+      notify(settings.onNotice, `${taskName(model)} wrote a summary that ran into its token ceiling; it is kept as it stands.`);
     }
     return reply.text;
   };

@@ -8,6 +8,7 @@ import type { Message, ToolDefinition, Turn, TurnUsage } from "../config.js";
 import { recordRequest, type LedgerEntry, type LedgerRequest } from "../ledger.js";
 import { contextTokens, toolTokens } from "../tokens.js";
 import type { CacheBreakReason, RunTotals, TurnMetrics } from "./event-types.js";
+import { jsonKey } from "./safe-calls.js";
 
 /** A cache hit short of this share of the previous prompt is a broken cache. */
 const CACHE_HOLDS = 0.9;
@@ -36,14 +37,6 @@ export interface AccountedStep {
   charsPerToken: number;
 }
 
-function keyOf(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    return "";
-  }
-}
-
 function leadingSystem(messages: readonly Message[]): Message[] {
   const head: Message[] = [];
   for (const message of messages) {
@@ -60,13 +53,13 @@ function leadingSystem(messages: readonly Message[]): Message[] {
  * the history; a request that only appended names no cause of its own.
  */
 export function cacheBreakReason(previous: SentRequest, next: SentRequest): CacheBreakReason {
-  if (keyOf(previous.tools ?? []) !== keyOf(next.tools ?? [])) return "tools-changed";
+  if (jsonKey(previous.tools ?? []) !== jsonKey(next.tools ?? [])) return "tools-changed";
   const before = leadingSystem(previous.messages);
   const after = leadingSystem(next.messages);
-  if (keyOf(before) !== keyOf(after)) return "system-changed";
+  if (jsonKey(before) !== jsonKey(after)) return "system-changed";
   if (next.messages.length < previous.messages.length) return "history-rewritten";
   for (let index = before.length; index < previous.messages.length; index += 1) {
-    if (keyOf(previous.messages[index]) !== keyOf(next.messages[index])) return "history-rewritten";
+    if (jsonKey(previous.messages[index]) !== jsonKey(next.messages[index])) return "history-rewritten";
   }
   return "none-known";
 }
