@@ -10,10 +10,11 @@
  * request.
  */
 
-import type { Message, SystemMessage, TextPart } from "./config.js";
+import type { Message, SystemMessage } from "./config.js";
 import { messageTokens, type TokenOptions } from "./tokens.js";
 import { consult, notify, type HookRunner } from "./hooks.js";
 import { holdsDefinitions } from "./tool-loading.js";
+import { contentText } from "./internal/content-text.js";
 
 /** The text a summary message starts with, so a later plan can find and continue it. */
 export const SUMMARY_LEAD = "[Summary of the earlier conversation]\n";
@@ -70,14 +71,6 @@ export function clearedResult(chars: number): string {
   return `[result cleared, ${groupThousands(chars)} chars]`;
 }
 
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  let text = "";
-  for (const part of content as TextPart[]) if (part && part.type === "text" && typeof part.text === "string") text += part.text;
-  return text;
-}
-
 function count(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : fallback;
 }
@@ -104,7 +97,7 @@ export function pruneToolResults(messages: readonly Message[], options?: PruneOp
     if (!message || typeof message !== "object" || message.role !== "tool") continue;
     seen += 1;
     if (seen <= keepLast) continue;
-    const text = textOf(message.content);
+    const text = contentText(message.content);
     if (text.length <= maxChars || STUB_PATTERN.test(text)) continue;
     const stub = clearedResult(text.length);
     if (stub.length >= text.length || holdsDefinitions(message)) continue;
@@ -175,7 +168,7 @@ function isUser(message: Message | undefined): boolean {
 /** Reads the summary a message carries, or undefined when it is not a summary message. */
 export function summaryOf(message: Message | undefined): string | undefined {
   if (!isSystem(message)) return undefined;
-  const text = textOf(message!.content);
+  const text = contentText(message!.content);
   return text.startsWith(SUMMARY_LEAD) ? text.slice(SUMMARY_LEAD.length) : undefined;
 }
 

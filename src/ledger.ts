@@ -13,6 +13,7 @@
 import type { Message, ToolDefinition } from "./config.js";
 import { DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS, messageChars, type TokenOptions } from "./tokens.js";
 import { jsonKey } from "./internal/safe-calls.js";
+import { contentText } from "./internal/content-text.js";
 
 /** One request as the ledger keeps it: three numbers, so it stores as columns or JSON. */
 export interface LedgerEntry {
@@ -186,18 +187,10 @@ function piecesOf(text: string): number {
   return pieces;
 }
 
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  let text = "";
-  for (const part of content) if (part && part.type === "text" && typeof part.text === "string") text += part.text;
-  return text;
-}
-
 /** What the estimate reads off one message: its pieces, and how many tool calls it makes. */
 function featuresOf(message: Message | undefined): { pieces: number; calls: number; chars: number } {
   if (!message || typeof message !== "object") return { pieces: 0, calls: 0, chars: 0 };
-  let pieces = piecesOf(textOf(message.content)) + imagesIn(message) * IMAGE_PART_TOKENS;
+  let pieces = piecesOf(contentText(message.content)) + imagesIn(message) * IMAGE_PART_TOKENS;
   let calls = 0;
   if (message.role === "assistant") {
     if (typeof message.reasoning_content === "string") pieces += piecesOf(message.reasoning_content);

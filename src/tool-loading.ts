@@ -13,9 +13,10 @@
  */
 
 import type { CatalogServer } from "./catalog.js";
-import type { Message, TextPart, ToolDefinition } from "./config.js";
+import type { Message, ToolDefinition } from "./config.js";
 import { parseToolArguments } from "./tool-calls.js";
 import { isPlainRecord } from "./internal/guards.js";
+import { contentText } from "./internal/content-text.js";
 
 /** One tool's definition as a proxied load writes it on a line of its result. */
 export interface DefinitionLine {
@@ -70,16 +71,6 @@ export function parseDefinitionLine(line: string): DefinitionLine | undefined {
   const result: DefinitionLine = { name: candidate.name, parameters: candidate.parameters as Record<string, unknown> };
   if (typeof candidate.description === "string") result.description = candidate.description;
   return result;
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  let text = "";
-  for (const part of content as TextPart[]) {
-    if (part && part.type === "text" && typeof part.text === "string") text += part.text;
-  }
-  return text;
 }
 
 /**
