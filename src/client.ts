@@ -43,13 +43,22 @@ const POOL = defineSlot<Pool>(
 );
 
 /**
+ * Trims a base URL of surrounding space and trailing slashes, leaving the rest as written.
+ *
+ * @internal
+ */
+export function trimBaseUrl(baseUrl: string): string {
+  return baseUrl.trim().replace(/\/+$/, "");
+}
+
+/**
  * Normalises a base URL for comparison and pooling: surrounding space and trailing slashes go,
  * and the scheme and host are lower-cased (as URL parsing does, default port dropped).
  *
  * @internal
  */
 export function normaliseBaseUrl(baseUrl: string): string {
-  const trimmed = baseUrl.trim().replace(/\/+$/, "");
+  const trimmed = trimBaseUrl(baseUrl);
   try {
     const url = new URL(trimmed);
     const path = url.pathname.replace(/\/+$/, "");
@@ -147,7 +156,7 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
   // stream is bounded by the SDK's timeout below.
   pool.agent ??= new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
   const client = new OpenAI({
-    baseURL: endpoint.baseUrl.trim().replace(/\/+$/, ""),
+    baseURL: trimBaseUrl(endpoint.baseUrl),
     apiKey: endpoint.apiKey || NO_KEY,
     maxRetries: 0,
     timeout: timeoutMs(endpoint) ?? FOREVER_MS,

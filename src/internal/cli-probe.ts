@@ -9,7 +9,7 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type OpenAI from "openai";
 import type { Message, ToolDefinition, Turn } from "../config.js";
 import { capabilitiesForIn, effortFor, freshModelCapabilities, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../capabilities.js";
-import { getClientIn, servedWindowIn, type ListedModel } from "../client.js";
+import { getClientIn, servedWindowIn, trimBaseUrl, type ListedModel } from "../client.js";
 import { buildBody } from "../request-body.js";
 import { isOverflow } from "../retry.js";
 import { exportCapabilitiesIn } from "../snapshot.js";
@@ -273,7 +273,7 @@ async function findWindow(probe: Probe, entry: ListedModel | undefined, requests
  */
 export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport> {
   const state = options.state ?? createState();
-  const base = options.baseUrl.trim().replace(/\/+$/, "");
+  const base = trimBaseUrl(options.baseUrl);
   const origin = new URL(base).origin;
   const requests: ProbeRequest[] = [];
   const pending = new WeakMap<object, ProbeRequest>();
