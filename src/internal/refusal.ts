@@ -13,7 +13,6 @@
 import { isModelLoading, isOverflow } from "../retry.js";
 import { isGrammarError } from "../schema-compat.js";
 import { describeError, type ErrorDescription } from "./error-body.js";
-import { isPlainRecord } from "./guards.js";
 
 /** A refusal read off a failed request. */
 export interface RefusalReading {
