@@ -15,6 +15,7 @@ import { messageTokens, type TokenOptions } from "./tokens.js";
 import { consult, notify, type HookRunner } from "./hooks.js";
 import { holdsDefinitions } from "./tool-loading.js";
 import { contentText } from "./internal/content-text.js";
+import { nonNegativeNumber } from "./internal/guards.js";
 
 /** The text a summary message starts with, so a later plan can find and continue it. */
 export const SUMMARY_LEAD = "[Summary of the earlier conversation]\n";
@@ -72,7 +73,8 @@ export function clearedResult(chars: number): string {
 }
 
 function count(value: unknown, fallback: number): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : fallback;
+  const number = nonNegativeNumber(value);
+  return number === undefined ? fallback : Math.floor(number);
 }
 
 /**
@@ -226,8 +228,7 @@ export function planCompaction(messages: readonly Message[], options: PlanOption
   };
 
   const head = headOf(messages);
-  const given = options.from;
-  const from = Math.max(head.end, typeof given === "number" && Number.isFinite(given) && given >= 0 ? Math.floor(given) : 0);
+  const from = Math.max(head.end, count(options.from, 0));
   if (from >= messages.length) return undefined;
 
   let previous = typeof options.previous === "string" && options.previous.length > 0 ? options.previous : undefined;
@@ -255,8 +256,7 @@ export function planCompaction(messages: readonly Message[], options: PlanOption
     before[index - from + 1] = before[index - from]! + estimate(messages[index]!, index);
   }
   const rest = before[length - from]!;
-  const givenUsed = options.used;
-  const used = typeof givenUsed === "number" && Number.isFinite(givenUsed) && givenUsed >= 0 ? givenUsed : headTokens + rest;
+  const used = nonNegativeNumber(options.used) ?? headTokens + rest;
   if (!(used > FOLD_AT * limit)) return undefined;
 
   const keepCeiling = keepRatio * limit;

@@ -14,6 +14,7 @@ import type { Message, ToolDefinition } from "./config.js";
 import { DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS, messageChars, type TokenOptions } from "./tokens.js";
 import { jsonKey } from "./internal/safe-calls.js";
 import { contentText } from "./internal/content-text.js";
+import { positiveNumber } from "./internal/guards.js";
 
 /** One request as the ledger keeps it: three numbers, so it stores as columns or JSON. */
 export interface LedgerEntry {
@@ -294,8 +295,7 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
     if (pieces > 0 && tokens > 0) rates = [tokens / pieces];
   }
   const chosen = rates;
-  const given = options?.charsPerToken;
-  const divisor = typeof given === "number" && Number.isFinite(given) && given > 0 ? given : DEFAULT_CHARS_PER_TOKEN;
+  const divisor = positiveNumber(options?.charsPerToken) ?? DEFAULT_CHARS_PER_TOKEN;
   const estimate = (message: Message | undefined): number => {
     const found = featuresOf(message);
     if (!chosen) return found.chars / divisor + (message && typeof message === "object" ? imagesIn(message) * IMAGE_PART_TOKENS : 0);

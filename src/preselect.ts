@@ -23,6 +23,7 @@ import { capOf, namesIn, preselectInput, preselectSystem, preselection, PRESELEC
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
 import { askJsonIn } from "./side-task.js";
 import { notify } from "./internal/safe-calls.js";
+import { nonNegativeNumber } from "./internal/guards.js";
 
 export { PRESELECT_SCHEMA, preselectInput, preselectSystem, preselection } from "./internal/preselect-prompt.js";
 
@@ -122,10 +123,6 @@ export function keywordIndexIn(state: RuntimeState, catalog: readonly CatalogSer
   return index;
 }
 
-function thresholdOf(value: unknown, fallback: number): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
-}
-
 /** {@link preselectByKeywords} on an explicit runtime state. @internal */
 export function preselectByKeywordsIn(
   state: RuntimeState,
@@ -135,8 +132,8 @@ export function preselectByKeywordsIn(
 ): KeywordPreselection {
   const settings = options && typeof options === "object" ? options : {};
   const cap = capOf(settings.max);
-  const minScore = thresholdOf(settings.minScore, KEYWORD_MIN_SCORE);
-  const dropoff = thresholdOf(settings.dropoff, KEYWORD_DROPOFF);
+  const minScore = nonNegativeNumber(settings.minScore) ?? KEYWORD_MIN_SCORE;
+  const dropoff = nonNegativeNumber(settings.dropoff) ?? KEYWORD_DROPOFF;
   const index = keywordIndexIn(state, serversOf(catalog));
   const scored = typeof request === "string" ? scoreTools(index, request) : [];
   // A score of 1 is what one word found in a single tool would add at full weight, whatever the catalogue's size.

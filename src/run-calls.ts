@@ -15,6 +15,7 @@ import { errorMessage } from "./errors.js";
 import type { RunEventInput } from "./events.js";
 import { parseToolArguments, ToolArgumentsError, type ToolCallOutcome, type ToolCallRequest, type ToolCallResult } from "./tool-calls.js";
 import { quietly } from "./internal/safe-calls.js";
+import { positiveInteger } from "./internal/guards.js";
 
 /** What a call the run was stopped during is answered with. */
 export const STOPPED_DURING_CALL = "Stopped before this call finished.";
@@ -123,7 +124,7 @@ export function preview(value: unknown, maxChars: number = PREVIEW_CHARS): strin
       source = Object.prototype.toString.call(value);
     }
   }
-  const limit = typeof maxChars === "number" && Number.isFinite(maxChars) && maxChars >= 1 ? Math.floor(maxChars) : PREVIEW_CHARS;
+  const limit = positiveInteger(maxChars) ?? PREVIEW_CHARS;
   if (source.length <= limit) return source;
   return `${source.slice(0, limit)}… [${source.length} chars]`;
 }

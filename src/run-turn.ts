@@ -19,6 +19,7 @@ import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } f
 import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
 import { messageChars, requestTokens } from "./tokens.js";
 import { notify } from "./internal/safe-calls.js";
+import { nonNegativeNumber, positiveNumber } from "./internal/guards.js";
 
 /**
  * Builds one attempt's body from the endpoint's record and the model's record (absent without
@@ -68,14 +69,10 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function nonNegative(value: unknown, fallback: number): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
-}
-
 function ceilingOf(body: StreamBody): number {
   for (const field of ["max_completion_tokens", "max_tokens"]) {
-    const value = body[field];
-    if (typeof value === "number" && Number.isFinite(value) && value > 0) return value;
+    const value = positiveNumber(body[field]);
+    if (value !== undefined) return value;
   }
   return 0;
 }
@@ -117,9 +114,9 @@ export async function runTurnIn(
   const sleep = options.sleep ?? wait;
   const now = options.now ?? Date.now;
   const signal = options.signal;
-  const maxRetries = Math.floor(nonNegative(options.maxRetries, DEFAULT_MAX_RETRIES));
-  const loadingTimeoutMs = nonNegative(options.loadingTimeoutMs, DEFAULT_LOADING_TIMEOUT_MS);
-  const loadingPollMs = Math.max(1, nonNegative(options.loadingPollMs, DEFAULT_LOADING_POLL_MS));
+  const maxRetries = Math.floor(nonNegativeNumber(options.maxRetries) ?? DEFAULT_MAX_RETRIES);
+  const loadingTimeoutMs = nonNegativeNumber(options.loadingTimeoutMs) ?? DEFAULT_LOADING_TIMEOUT_MS;
+  const loadingPollMs = Math.max(1, nonNegativeNumber(options.loadingPollMs) ?? DEFAULT_LOADING_POLL_MS);
   const contextLimit = typeof options.contextLimit === "number" && options.contextLimit > 0 ? options.contextLimit : undefined;
   const modelOption = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
   // Calibration keys on the model name, which the body carries even where the option is absent.

@@ -8,6 +8,7 @@
  */
 
 import type { ContentPart, Message, TextPart, ToolDefinition } from "./config.js";
+import { positiveNumber } from "./internal/guards.js";
 
 /** The divisor used until a model has reported its own. */
 export const DEFAULT_CHARS_PER_TOKEN = 4;
@@ -22,8 +23,7 @@ export interface TokenOptions {
 }
 
 function divisor(options?: TokenOptions): number {
-  const value = options?.charsPerToken;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : DEFAULT_CHARS_PER_TOKEN;
+  return positiveNumber(options?.charsPerToken) ?? DEFAULT_CHARS_PER_TOKEN;
 }
 
 /**

@@ -15,7 +15,7 @@
 import type { CatalogServer } from "./catalog.js";
 import type { Message, ToolDefinition } from "./config.js";
 import { parseToolArguments } from "./tool-calls.js";
-import { isPlainRecord } from "./internal/guards.js";
+import { isPlainRecord, positiveInteger } from "./internal/guards.js";
 import { contentText } from "./internal/content-text.js";
 
 /** One tool's definition as a proxied load writes it on a line of its result. */
@@ -210,7 +210,7 @@ export function describeCatalog(catalog: readonly CatalogServer[] | undefined, c
     .sort(byName);
   if (servers.length === 0) return "";
   const lines = [
-    `Tools you can load with ${LOAD_TOOLS_NAME}, by name (or a server's name for all of its tools), up to ${capOf(cap, LOAD_CAP)} at a time:`,
+    `Tools you can load with ${LOAD_TOOLS_NAME}, by name (or a server's name for all of its tools), up to ${positiveInteger(cap) ?? LOAD_CAP} at a time:`,
   ];
   for (const server of servers) {
     const label = firstLine(server.label);
@@ -235,10 +235,6 @@ export interface LoadResolution {
   cap: number;
   /** Whether the request named anything at all. */
   asked: boolean;
-}
-
-function capOf(cap: unknown, fallback: number): number {
-  return typeof cap === "number" && Number.isFinite(cap) && cap >= 1 ? Math.floor(cap) : fallback;
 }
 
 /** Reads the names a load_tools call asked for out of whatever the model wrote. */
@@ -269,7 +265,7 @@ function requestedNames(requested: unknown, depth = 0): string[] {
  * @param cap - The most tools one load brings in. @default 12
  */
 export function expandNames(requested: unknown, catalog: readonly CatalogServer[] | undefined, cap: number = LOAD_CAP): LoadResolution {
-  const limit = capOf(cap, LOAD_CAP);
+  const limit = positiveInteger(cap) ?? LOAD_CAP;
   const asked = requestedNames(requested);
   const servers = serversOf(catalog);
   const byTool = new Map<string, string>();
@@ -326,7 +322,7 @@ export function expandNames(requested: unknown, catalog: readonly CatalogServer[
  */
 export function carryOver(loaded: readonly string[] | undefined, cap: number = CARRY_CAP): string[] {
   if (!Array.isArray(loaded)) return [];
-  const limit = capOf(cap, CARRY_CAP);
+  const limit = positiveInteger(cap) ?? CARRY_CAP;
   const kept: string[] = [];
   const seen = new Set<string>();
   for (let index = loaded.length - 1; index >= 0 && kept.length < limit; index -= 1) {

@@ -7,6 +7,7 @@
 import type { CatalogServer } from "../catalog.js";
 import type { JsonSchema } from "../config.js";
 import { findJson, parseLooseJson } from "./json-repair.js";
+import { positiveInteger } from "./guards.js";
 
 /** The most tools a preselection returns unless a cap is given. */
 export const DEFAULT_CAP = 12;
@@ -38,7 +39,7 @@ function deepFreeze<T>(value: T): T {
 
 /** The cap a preselection holds to: a whole number of at least one, or the default. */
 export function capOf(cap: unknown): number {
-  return typeof cap === "number" && Number.isFinite(cap) && cap >= 1 ? Math.floor(cap) : DEFAULT_CAP;
+  return positiveInteger(cap) ?? DEFAULT_CAP;
 }
 
 /** The catalogue's servers, or none where it is not an array. */
