@@ -66,7 +66,7 @@ function probeModel(callsAsText = false): (request: RecordedRequest) => Scripted
 }
 
 describe("the demo", () => {
-  it("streams an answer, each tool call and result, the negotiated min_p notice and the metrics table", async () => {
+  it("streams an answer, each tool call and result, the negotiated min_p notice, the cut-off answer continued and the metrics table", async () => {
     const streams = io();
     const code = await main(["demo", "--folder", root], streams);
     const output = streams.out.text();
@@ -78,6 +78,15 @@ describe("the demo", () => {
     expect(output).toMatch(/→ tool call calculate\(\{"expression":"\(\d+ \* 2\.5\) \+ 4"\}\)/);
     expect(output).toMatch(/← result calculate: \d+/);
     expect(output).toMatch(/answer: The project folder holds \d+ entries/);
+    expect(output).toMatch(/strict proxy in front of llama\.cpp/);
+    expect(output).toMatch(/\n! notice The reply was cut off at the 64-token ceiling \(maxTokens\)\.\nanswer, continued: \S/);
+    expect(output).toMatch(/finish stop, over 2 requests\n/);
+    const joined = /answer, joined: (.*)\n/.exec(output)?.[1] ?? "";
+    expect(joined).toMatch(/^The project folder holds (\d+) entries \(\d+ folders and \d+ files\), and \1 × 2\.5 \+ 4 = [\d.]+\. .* come straight from the tools\.$/);
+    const streamed = /answer: (.*)\n/.exec(output)?.[1] ?? "";
+    const continued = /answer, continued:(.*)\n/.exec(output)?.[1] ?? "";
+    expect(streamed + continued).toBe(joined);
+    expect(output).toMatch(/notices +2\n/);
     expect(output).toMatch(/run metrics\n {2}turns +3\n/);
     expect(output).toMatch(/cached prompt tokens +\d+/);
     expect(output).toMatch(/outcome +answered/);
@@ -106,6 +115,7 @@ describe("the demo", () => {
       expect(code).toBe(0);
       expect(streams.out.text()).toMatch(/Running against .*, model served-model\./);
       expect(streams.out.text()).toMatch(/answer: The project folder holds/);
+      expect(streams.out.text()).not.toMatch(/answer, continued/);
       expect(server.chatRequests().every((request) => request.headers.authorization === "Bearer sk-demo")).toBe(true);
     });
   });
