@@ -67,7 +67,8 @@ function ceilingOf(body: unknown): number | undefined {
 
 /**
  * Reads the answer so far a continuation request carries: the text of a trailing assistant
- * message without tool calls, which llama.cpp renders as the start of the reply (a prefill).
+ * message without tool calls, which llama-server renders as the start of the reply (a prefill;
+ * its default since ggml-org/llama.cpp#13174, turned off by `--no-prefill-assistant`).
  */
 function prefillOf(body: unknown): string | undefined {
   const messages = isPlainRecord(body) && Array.isArray(body.messages) ? body.messages : [];
@@ -258,7 +259,7 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
       baseUrl = server.baseUrl;
       model = DEMO_MODEL;
       out.write(`${styles.dim(`A simulated llama.cpp server is answering at ${baseUrl} with a scripted model; pass --base-url and --model to use yours.`)}\n`);
-      out.write(`${styles.dim("It refuses min_p in OpenAI's wording, as a strict proxy in front of llama.cpp would (llama.cpp itself ignores unknown fields).")}\n`);
+      out.write(`${styles.dim("It refuses min_p in OpenAI's wording, as a strict proxy in front of llama.cpp would; llama.cpp itself samples with min_p.")}\n`);
       out.write(`${styles.dim(`Replies are capped at ${SIMULATED_CEILING} tokens, so the answer is cut off and then continued.`)}\n`);
     } else {
       out.write(`${styles.dim(`Running against ${baseUrl}, model ${model}.`)}\n`);
