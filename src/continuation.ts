@@ -210,5 +210,10 @@ export async function continueTurn(
     }
     current = joinTurns(current, piece);
   }
+  const extra = (current.continuations ?? 0) - (turn.continuations ?? 0);
+  if (extra > 0) {
+    const outcome = isContinuable(current) ? "is still cut off at the ceiling" : `ended with finish reason "${current.finishReason || "none"}"`;
+    notify(options.onNotice, `Continued the cut-off answer by prefilling it (${extra} more request${extra === 1 ? "" : "s"}); it ${outcome}.`);
+  }
   return current;
 }

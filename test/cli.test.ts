@@ -86,7 +86,8 @@ describe("the demo", () => {
     const streamed = /answer: (.*)\n/.exec(output)?.[1] ?? "";
     const continued = /answer, continued:(.*)\n/.exec(output)?.[1] ?? "";
     expect(streamed + continued).toBe(joined);
-    expect(output).toMatch(/notices +2\n/);
+    expect(output).toMatch(/notices +3\n/);
+    expect(output).toMatch(/Continued the cut-off answer by prefilling it \(1 more request\)/);
     expect(output).toMatch(/run metrics\n {2}turns +3\n/);
     expect(output).toMatch(/cached prompt tokens +\d+/);
     expect(output).toMatch(/outcome +answered/);

@@ -60,6 +60,7 @@ describe("continueTurn", () => {
       expect(sent.messages).toEqual([...messages, { role: "assistant", content: CUT }]);
       expect(joined.usage.prompt).toBe(first.usage.prompt + (context.server.chatRequests()[1]?.promptTokens ?? 0));
       expect(context.output.join("")).toBe(", with a population of about two million.");
+      expect(context.notices).toEqual(['Continued the cut-off answer by prefilling it (1 more request); it ended with finish reason "stop".']);
     });
   });
 
