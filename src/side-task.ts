@@ -17,15 +17,14 @@
 
 import type { $ZodType, output } from "zod/v4/core";
 import type { ContentPart, Endpoint, FinishReason, JsonSchema, Message, ReasoningEffort } from "./config.js";
-import { errorMessage } from "./errors.js";
-import { isGrammarError } from "./schema-compat.js";
 import { defaultState, type RuntimeState } from "./internal/state.js";
-import { checkWithZod, formatName, prepareSchema, readJson, responseFormatFor, schemaInstruction } from "./internal/side-task-json.js";
-import { SIDE_TASK_CEILINGS, SIDE_TASK_TEMPERATURE, sendSideTask, type SideTaskAnswer, type SideTaskRequest } from "./internal/side-task-request.js";
+import { askJsonIn, readJson } from "./internal/side-task-json.js";
+import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput } from "./internal/side-task-request.js";
 import { renderTranscript, summaryPrompt, SUMMARY_INSTRUCTIONS } from "./internal/side-task-summary.js";
-import { finiteNumber, isPlainRecord } from "./internal/guards.js";
+import { finiteNumber } from "./internal/guards.js";
 import { notify } from "./internal/safe-calls.js";
 
+export { askJsonIn } from "./internal/side-task-json.js";
 export { taskCall, type TaskCall, type TaskCallOptions } from "./internal/side-task-call.js";
 
 /** The user turn of a side task: text, or content parts that may carry images. */
@@ -99,61 +98,6 @@ export interface SummariserOptions extends SideTaskOptions {
  * they continue.
  */
 export type SideTaskSummariser = (messages: Message[], options: { previous?: string; signal?: AbortSignal }) => Promise<string>;
-
-/** The options object itself, or an empty one for anything that is not an object. */
-function settingsOf<T extends object>(options: T | undefined): Partial<T> {
-  return isPlainRecord(options) ? options : {};
-}
-
-/** Why a reply came back with no text, in words. */
-function emptyReason(finishReason: string | undefined, refusal?: string): string {
-  if (refusal) return `the model declined (${refusal})`;
-  if (finishReason === "length") return "its reply ran into the token ceiling before any answer, perhaps spent on reasoning";
-  return "its reply was empty";
-}
-
-/** A short name for the side task in notices. */
-function taskName(model: string): string {
-  return model ? `The side task on ${model}` : "The side task";
-}
-
-function validInput(input: unknown): input is SideTaskInput {
-  return typeof input === "string" || (Array.isArray(input) && input.every((part) => isPlainRecord(part) && typeof part.type === "string"));
-}
-
-/** The request a side task sends, with the defaults applied. */
-function requestFor(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options: SideTaskOptions, ceiling: number): SideTaskRequest {
-  const messages: unknown[] = [];
-  if (typeof system === "string" && system.trim() !== "") messages.push({ role: "system", content: system });
-  messages.push({ role: "user", content: input });
-  return {
-    endpoint,
-    model: typeof model === "string" ? model : "",
-    messages,
-    temperature: finiteNumber(options.temperature) ?? SIDE_TASK_TEMPERATURE,
-    maxTokens: finiteNumber(options.maxTokens) ?? ceiling,
-    reasoningEffort: options.reasoningEffort,
-    extraBody: isPlainRecord(options.extraBody) ? options.extraBody : undefined,
-    signal: options.signal,
-    onNotice: options.onNotice,
-  };
-}
-
-/**
- * Runs a side task's request: a stop rejects with the signal's reason, any other failure is told
- * to onNotice and answered undefined.
- */
-async function guarded<T>(options: SideTaskOptions, model: string, work: () => Promise<T>): Promise<T | undefined> {
-  const signal = options.signal;
-  if (signal?.aborted) throw signal.reason;
-  try {
-    return await work();
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    notify(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
-    return undefined;
-  }
-}
 
 /**
  * Asks for a reply and its finish reason, from `state`.
@@ -246,70 +190,6 @@ export async function askIn(
  */
 export function ask(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options?: SideTaskOptions): Promise<string | undefined> {
   return askIn(defaultState, endpoint, model, system, input, options);
-}
-
-/**
- * Asks for an answer held to a schema, from `state`.
- *
- * @internal
- */
-export async function askJsonIn<T = unknown>(
-  state: RuntimeState,
-  endpoint: Endpoint,
-  model: string,
-  system: string,
-  input: SideTaskInput,
-  schema: SideTaskSchema,
-  options: AskJsonOptions = {},
-): Promise<T | undefined> {
-  const settings = settingsOf(options);
-  const prepared = prepareSchema(schema);
-  if ("problem" in prepared) {
-    notify(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
-    return undefined;
-  }
-  if (!validInput(input)) {
-    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
-    return undefined;
-  }
-  const name = formatName(settings.name);
-  const strict = settings.strict !== false;
-  const prompt = [typeof system === "string" ? system.trim() : "", schemaInstruction(prepared)].filter((part) => part !== "").join("\n\n");
-  const request: SideTaskRequest = {
-    ...requestFor(endpoint, model, prompt, input, settings, SIDE_TASK_CEILINGS.ask),
-    responseFormat: (supports) => responseFormatFor(prepared, name, strict, supports),
-  };
-  const answer = await guarded(settings, model, async (): Promise<SideTaskAnswer> => {
-    try {
-      return await sendSideTask(state, request);
-    } catch (error) {
-      if (settings.signal?.aborted || !isGrammarError(error)) throw error;
-      // Even the relaxed schema could not be compiled: this once, ask in words.
-      notify(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
-      return sendSideTask(state, { ...request, responseFormat: undefined });
-    }
-  });
-  if (!answer) return undefined;
-  const value = readJson(answer.text);
-  if (value === undefined) {
-    const why =
-      answer.text === ""
-        ? emptyReason(answer.finishReason, answer.refusal)
-        : answer.finishReason === "length"
-          ? "its reply ran into the token ceiling before the JSON was complete"
-          : "its reply held no JSON";
-    notify(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
-    return undefined;
-  }
-  if (prepared.zod) {
-    const checked = checkWithZod(prepared.zod, value);
-    if (!checked.ok) {
-      notify(settings.onNotice, `${taskName(model)} has no answer: its JSON does not match the schema (${checked.problem}).`);
-      return undefined;
-    }
-    return checked.value as T;
-  }
-  return value as T;
 }
 
 /**

@@ -1,18 +1,23 @@
 /**
  * @module internal/side-task-json
- * The structured half of the side tasks: reading JSON out of a reply, turning the schema a caller
+ * The structured half of the side tasks: {@link askJsonIn}, which asks for an answer held to a
+ * schema, and what it is built from: reading JSON out of a reply, turning the schema a caller
  * gives (JSON Schema or zod 4) into the `response_format` an attempt sends, and checking the
  * answer against a zod schema.
  */
 
 import { safeParse, toJSONSchema, type $ZodType } from "zod/v4/core";
 import type { EndpointCapabilities } from "../capabilities.js";
-import type { JsonSchema } from "../config.js";
-import { relaxSchema, sanitizeSchema } from "../schema-compat.js";
+import type { Endpoint, JsonSchema } from "../config.js";
+import { isGrammarError, relaxSchema, sanitizeSchema } from "../schema-compat.js";
+import type { AskJsonOptions, SideTaskInput, SideTaskSchema } from "../side-task.js";
 import { ALL_FENCES, stripThinking } from "../thinking.js";
 import { balancedEnd, findJson, parseLooseJson } from "./json-repair.js";
 import { withinStrictLimits } from "./schema-strict.js";
 import { isObject, toJson, type Json } from "./schema-tree.js";
+import { notify } from "./safe-calls.js";
+import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput, type SideTaskAnswer, type SideTaskRequest } from "./side-task-request.js";
+import type { RuntimeState } from "./state.js";
 
 /**
  * Reads the JSON value in a model's reply; undefined where there is none or it was cut off.
@@ -158,4 +163,68 @@ export function checkWithZod(schema: $ZodType, value: unknown): { ok: true; valu
   } catch (error) {
     return { ok: false, problem: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/**
+ * Asks for an answer held to a schema, from `state`.
+ *
+ * @internal
+ */
+export async function askJsonIn<T = unknown>(
+  state: RuntimeState,
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  schema: SideTaskSchema,
+  options: AskJsonOptions = {},
+): Promise<T | undefined> {
+  const settings = settingsOf(options);
+  const prepared = prepareSchema(schema);
+  if ("problem" in prepared) {
+    notify(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
+    return undefined;
+  }
+  if (!validInput(input)) {
+    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+    return undefined;
+  }
+  const name = formatName(settings.name);
+  const strict = settings.strict !== false;
+  const prompt = [typeof system === "string" ? system.trim() : "", schemaInstruction(prepared)].filter((part) => part !== "").join("\n\n");
+  const request: SideTaskRequest = {
+    ...requestFor(endpoint, model, prompt, input, settings, SIDE_TASK_CEILINGS.ask),
+    responseFormat: (supports) => responseFormatFor(prepared, name, strict, supports),
+  };
+  const answer = await guarded(settings, model, async (): Promise<SideTaskAnswer> => {
+    try {
+      return await sendSideTask(state, request);
+    } catch (error) {
+      if (settings.signal?.aborted || !isGrammarError(error)) throw error;
+      // Even the relaxed schema could not be compiled: this once, ask in words.
+      notify(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
+      return sendSideTask(state, { ...request, responseFormat: undefined });
+    }
+  });
+  if (!answer) return undefined;
+  const value = readJson(answer.text);
+  if (value === undefined) {
+    const why =
+      answer.text === ""
+        ? emptyReason(answer.finishReason, answer.refusal)
+        : answer.finishReason === "length"
+          ? "its reply ran into the token ceiling before the JSON was complete"
+          : "its reply held no JSON";
+    notify(settings.onNotice, `${taskName(model)} has no answer: ${why}.`);
+    return undefined;
+  }
+  if (prepared.zod) {
+    const checked = checkWithZod(prepared.zod, value);
+    if (!checked.ok) {
+      notify(settings.onNotice, `${taskName(model)} has no answer: its JSON does not match the schema (${checked.problem}).`);
+      return undefined;
+    }
+    return checked.value as T;
+  }
+  return value as T;
 }

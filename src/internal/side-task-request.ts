@@ -5,15 +5,20 @@
  *
  * The public side tasks (ask, askReply, askJson, the summariser) and preselect all go through
  * {@link sendSideTask}, so the defaults, the no-thinking hints and the extraBody rules live here
- * once.
+ * once. What every side task does around its request lives here too: checking the input,
+ * building the request from the options ({@link requestFor}), and turning a failure other than a
+ * stop into a notice ({@link guarded}).
  */
 
 import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../capabilities.js";
 import { getClientIn } from "../client.js";
 import type { Endpoint, FinishReason, ReasoningEffort } from "../config.js";
+import { errorMessage } from "../errors.js";
+import type { SideTaskInput, SideTaskOptions } from "../side-task.js";
 import { ALL_FENCES, stripThinking } from "../thinking.js";
 import type { RuntimeState } from "./state.js";
-import { isPlainRecord, positiveInteger } from "./guards.js";
+import { finiteNumber, isPlainRecord, positiveInteger } from "./guards.js";
+import { notify } from "./safe-calls.js";
 
 /** The temperature a side task is sent when nothing states one. */
 export const SIDE_TASK_TEMPERATURE = 0.3;
@@ -186,4 +191,60 @@ export async function sendSideTask(state: RuntimeState, request: SideTaskRequest
     },
   );
   return readCompletion(completion);
+}
+
+/** The options object itself, or an empty one for anything that is not an object. */
+export function settingsOf<T extends object>(options: T | undefined): Partial<T> {
+  return isPlainRecord(options) ? options : {};
+}
+
+/** Why a reply came back with no text, in words. */
+export function emptyReason(finishReason: string | undefined, refusal?: string): string {
+  if (refusal) return `the model declined (${refusal})`;
+  if (finishReason === "length") return "its reply ran into the token ceiling before any answer, perhaps spent on reasoning";
+  return "its reply was empty";
+}
+
+/** A short name for the side task in notices. */
+export function taskName(model: string): string {
+  return model ? `The side task on ${model}` : "The side task";
+}
+
+/** Whether a side task's input is a string or an array of content parts. */
+export function validInput(input: unknown): input is SideTaskInput {
+  return typeof input === "string" || (Array.isArray(input) && input.every((part) => isPlainRecord(part) && typeof part.type === "string"));
+}
+
+/** The request a side task sends, with the defaults applied. */
+export function requestFor(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options: SideTaskOptions, ceiling: number): SideTaskRequest {
+  const messages: unknown[] = [];
+  if (typeof system === "string" && system.trim() !== "") messages.push({ role: "system", content: system });
+  messages.push({ role: "user", content: input });
+  return {
+    endpoint,
+    model: typeof model === "string" ? model : "",
+    messages,
+    temperature: finiteNumber(options.temperature) ?? SIDE_TASK_TEMPERATURE,
+    maxTokens: finiteNumber(options.maxTokens) ?? ceiling,
+    reasoningEffort: options.reasoningEffort,
+    extraBody: isPlainRecord(options.extraBody) ? options.extraBody : undefined,
+    signal: options.signal,
+    onNotice: options.onNotice,
+  };
+}
+
+/**
+ * Runs a side task's request: a stop rejects with the signal's reason, any other failure is told
+ * to onNotice and answered undefined.
+ */
+export async function guarded<T>(options: SideTaskOptions, model: string, work: () => Promise<T>): Promise<T | undefined> {
+  const signal = options.signal;
+  if (signal?.aborted) throw signal.reason;
+  try {
+    return await work();
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    notify(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
+    return undefined;
+  }
 }
