@@ -231,6 +231,14 @@ export class FenceSplitter {
         return result;
       }
       const before = text.slice(position, found.index);
+      if (this.#inFence && this.#fence < 0 && found.token.kind === "open" && !WHITESPACE.test(before)) {
+        // Once a template-opened fence holds text, only a closing tag ends it: the text is read
+        // first and the search starts again at the tag, as it would had the text come in its own
+        // chunk, so a closing tag overlapping this opening one is still found.
+        this.#emitReasoning(before, result);
+        position = found.index;
+        continue;
+      }
       position = found.index + found.token.text.length;
       this.#apply(found.token, before, result);
     }
@@ -245,12 +253,9 @@ export class FenceSplitter {
   #apply(token: Token, before: string, result: SplitResult): void {
     if (this.#inFence) {
       if (token.kind === "open") {
-        // A template-opened fence whose model also wrote the opening tag: the tag is layout.
-        if (WHITESPACE.test(before)) {
-          this.#fence = token.fence;
-          return;
-        }
-        this.#emitReasoning(before + token.text, result);
+        // A template-opened fence whose model also wrote the opening tag: the tag is layout (an
+        // opening tag after text never gets here; #run reads the text first and searches on).
+        this.#fence = token.fence;
         return;
       }
       this.#emitReasoning(before, result);

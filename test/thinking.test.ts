@@ -265,3 +265,15 @@ describe("chunking", () => {
     );
   });
 });
+
+describe("a template-opened fence holding text", () => {
+  it("ends only at a closing tag, even one that overlaps an opening tag, however the reply is cut", () => {
+    // Found by the chunking property: an opening tag after text used to hide the closing tag
+    // that started inside it when the reply came whole, but not when it came a character at a time.
+    const fences: Fence[] = [{ open: "<<", close: "<</" }];
+    const text = "<think><<</thinking>";
+    const whole = stripThinking(text, fences, { startInReasoning: true });
+    expect(whole).toMatchObject({ content: "thinking>", reasoning: "<think><" });
+    expect(splitChunks([...text], { fences, startInReasoning: true })).toMatchObject({ content: whole.content, reasoning: whole.reasoning });
+  });
+});
