@@ -6,6 +6,6 @@ export default defineConfig({
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 20_000,
-    setupFiles: ["test/support/open-handles.ts"],
+    setupFiles: ["test/support/open-handles.ts", "test/support/fast-check-seed.ts"],
   },
 });
