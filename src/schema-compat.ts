@@ -127,26 +127,9 @@ export function relaxSchema(schema: JsonSchema): JsonSchema {
  * {@link relaxTools} given these results relaxes the schema as the server wrote it.
  */
 export function sanitizeTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
-  if (!Array.isArray(tools)) return [];
-  return tools.map((tool) => {
-    const fn = readFunction(tool);
-    if (fn === undefined) return tool;
-    try {
-      const original = originalOf(tool as object) ?? toJson(fn.parameters === undefined ? emptyParameters() : fn.parameters);
-      const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
-      const out: ToolDefinition = {
-        type: "function",
-        function: {
-          name: fn.name,
-          ...(fn.description !== undefined ? { description: fn.description } : {}),
-          parameters,
-          strict: withinStrictLimits(parameters as Json),
-        },
-      };
-      return keepOriginal(out, original);
-    } catch {
-      return tool;
-    }
+  return rewriteTools(tools, (original) => {
+    const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
+    return { parameters, strict: withinStrictLimits(parameters as Json) };
   });
 }
 
@@ -160,22 +143,34 @@ export function sanitizeTools(tools: readonly ToolDefinition[]): ToolDefinition[
  * array gives `[]`.
  */
 export function relaxTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
+  return rewriteTools(tools, (original) => {
+    const parameters = grammarSchema(original);
+    const usable = isObject(parameters) && (parameters.type === "object" || isObject(parameters.properties));
+    return { parameters: (usable ? parameters : emptyParameters()) as JsonSchema };
+  });
+}
+
+/**
+ * Rewrites each function tool's parameters from the schema it was first declared with, keeping
+ * only name and description beside them and carrying that original on; other entries pass as
+ * they are, and a tool whose rewrite fails comes back unchanged.
+ */
+function rewriteTools(
+  tools: readonly ToolDefinition[],
+  rewrite: (original: Json) => { parameters: JsonSchema; strict?: boolean },
+): ToolDefinition[] {
   if (!Array.isArray(tools)) return [];
   return tools.map((tool) => {
     const fn = readFunction(tool);
     if (fn === undefined) return tool;
     try {
       const original = originalOf(tool as object) ?? toJson(fn.parameters === undefined ? emptyParameters() : fn.parameters);
-      let parameters = grammarSchema(original);
-      if (!isObject(parameters) || (parameters.type !== "object" && !isObject(parameters.properties))) {
-        parameters = emptyParameters() as Json;
-      }
       const out: ToolDefinition = {
         type: "function",
         function: {
           name: fn.name,
           ...(fn.description !== undefined ? { description: fn.description } : {}),
-          parameters: parameters as JsonSchema,
+          ...rewrite(original),
         },
       };
       return keepOriginal(out, original);
