@@ -252,18 +252,7 @@ export function decideRefusal(
     if (!model) return PASS;
     return {
       kind: "answer",
-      answers: [
-        {
-          what: "reasoning_effort",
-          latch: "reasoningEffort",
-          already: !model.reasoningEffort,
-          field: "reasoning_effort",
-          apply: () => {
-            model.reasoningEffort = false;
-          },
-          notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
-        },
-      ],
+      answers: [effortOffAnswer(model, name)],
     };
   }
   if (reading.invalidToolSchema || safeGrammarError(error)) {
@@ -292,16 +281,7 @@ export function decideRefusal(
       };
     } else if (top === "reasoning_effort") {
       if (!model) return PASS;
-      answer = {
-        what: "reasoning_effort",
-        latch: "reasoningEffort",
-        already: !model.reasoningEffort,
-        field: "reasoning_effort",
-        apply: () => {
-          model.reasoningEffort = false;
-        },
-        notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
-      };
+      answer = effortOffAnswer(model, name);
     } else if (top === "max_tokens" || top === "max_completion_tokens") {
       if (!model || reading.outOfRange) return PASS;
       const legacy = top === "max_completion_tokens";
@@ -383,3 +363,16 @@ function strictAnswer(supports: EndpointLatches): Answer {
   };
 }
 
+
+function effortOffAnswer(model: ModelLatches, name: string): Answer {
+  return {
+    what: "reasoning_effort",
+    latch: "reasoningEffort",
+    already: !model.reasoningEffort,
+    field: "reasoning_effort",
+    apply: () => {
+      model.reasoningEffort = false;
+    },
+    notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
+  };
+}
