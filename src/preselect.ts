@@ -17,11 +17,11 @@
  */
 
 import type { CatalogServer } from "./catalog.js";
-import type { Endpoint, JsonSchema, ReasoningEffort } from "./config.js";
+import type { Endpoint, JsonSchema } from "./config.js";
 import { indexTools, scoreTools, topTools, type KeywordIndex } from "./internal/keyword-index.js";
 import { capOf, namesIn, preselectInput, preselectSystem, preselection, PRESELECT_SCHEMA, serversOf, toolCount } from "./internal/preselect-prompt.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "./internal/state.js";
-import { askJsonIn } from "./side-task.js";
+import { askJsonIn, type SideTaskOptions } from "./side-task.js";
 import { notify } from "./internal/safe-calls.js";
 import { nonNegativeNumber } from "./internal/guards.js";
 
@@ -200,16 +200,10 @@ export function preselectByKeywords(catalog: readonly CatalogServer[], request: 
   return preselectByKeywordsIn(defaultState, catalog, request, options);
 }
 
-/** The options a preselection hands the structured side task that asks the model. */
-export interface PreselectAskOptions {
+/** The options a preselection hands the structured side task that asks the model: the side task's own, and its name. */
+export interface PreselectAskOptions extends SideTaskOptions {
   /** The side task's name, for notices: always `"preselection"`. */
   name: string;
-  onNotice?: (message: string) => void;
-  signal?: AbortSignal;
-  temperature?: number;
-  maxTokens?: number;
-  reasoningEffort?: ReasoningEffort;
-  extraBody?: Record<string, unknown>;
 }
 
 /** A structured side task with askJson's arguments: answers the parsed JSON, or undefined when none came back. */
@@ -222,8 +216,8 @@ export type PreselectAsk = (
   options: PreselectAskOptions,
 ) => Promise<unknown>;
 
-/** Options for {@link preselect}. */
-export interface PreselectOptions {
+/** Options for {@link preselect}: a side task's options, read as ask reads them, and the keyword pass. */
+export interface PreselectOptions extends SideTaskOptions {
   /**
    * Match the request's words first and return their shortlist when it is confident, asking
    * the model only otherwise; an object moves the confidence bar.
@@ -235,21 +229,11 @@ export interface PreselectOptions {
    * @default 12
    */
   max?: number;
-  /** Told each problem that left the preselection empty, as a plain sentence. */
-  onNotice?: (message: string) => void;
-  /** Cancels the model's request. */
-  signal?: AbortSignal;
-  /** The model's sampling temperature, read as ask reads it. */
-  temperature?: number;
   /**
    * The reply ceiling in tokens; 0 sends none.
    * @default 256
    */
   maxTokens?: number;
-  /** A reasoning effort level; absent or "off" sends the no-thinking hints, as ask does. */
-  reasoningEffort?: ReasoningEffort;
-  /** Fields merged into the model's request body, as ask merges them. */
-  extraBody?: Record<string, unknown>;
   /**
    * The structured side task that asks the model, with askJson's arguments.
    * @default askJson, on the same runtime state
