@@ -8,10 +8,10 @@
  * as runAgentLoop would keep it. A baseline row times requestTokens over the same messages: the
  * plainest pass over a transcript there is.
  */
-import { planCompaction } from "../src/compaction.js";
-import type { Message } from "../src/config.js";
-import { estimateFrom, tokensBetween, type LedgerEntry } from "../src/ledger.js";
-import { messageTokens, requestTokens } from "../src/tokens.js";
+import { planCompaction } from "../src/run/compaction.js";
+import type { Message } from "../src/shapes/config.js";
+import { estimateFrom, tokensBetween, type LedgerEntry } from "../src/run/ledger.js";
+import { messageTokens, requestTokens } from "../src/text/tokens.js";
 
 const SIZES = [1_000, 2_000, 5_000, 10_000];
 const ROUNDS = 21;

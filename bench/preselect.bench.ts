@@ -17,10 +17,10 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { CatalogServer } from "../src/catalog.js";
-import { splitWords } from "../src/internal/keyword-index.js";
-import { createState } from "../src/internal/state.js";
-import { preselectByKeywordsIn } from "../src/preselect.js";
+import type { CatalogServer } from "../src/shapes/catalog.js";
+import { splitWords } from "../src/run/keyword-index.js";
+import { createState } from "../src/state/state.js";
+import { preselectByKeywordsIn } from "../src/run/preselect.js";
 
 const CAP = 12;
 const PASSES = 3;

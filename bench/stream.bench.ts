@@ -12,9 +12,9 @@
  * raw response read with a naive line split and one `JSON.parse` per data line, nothing else.
  */
 import OpenAI from "openai";
-import { getClientIn } from "../src/client.js";
-import { createState, clearState } from "../src/internal/state.js";
-import { streamTurn } from "../src/stream.js";
+import { getClientIn } from "../src/wire/client.js";
+import { createState, clearState } from "../src/state/state.js";
+import { streamTurn } from "../src/wire/stream.js";
 import { startEndpoint, turn } from "../test/support/endpoint.js";
 
 const CHUNKS = 20_000;

@@ -6,9 +6,9 @@
  * `agent-core --help` for the options and exit codes.
  */
 import { readFileSync } from "node:fs";
-import { runDemo } from "./internal/cli-demo.js";
-import { runCli } from "./internal/cli-main.js";
-import { probeEndpoint } from "./internal/cli-probe.js";
+import { runDemo } from "./cli/demo.js";
+import { runCli } from "./cli/main.js";
+import { probeEndpoint } from "./cli/probe.js";
 
 function packageVersion(): string | undefined {
   try {

@@ -5,7 +5,7 @@
  */
 
 // config
-export { FinishReason } from "./config.js";
+export { FinishReason } from "./shapes/config.js";
 export type {
   Endpoint,
   ModelParams,
@@ -28,29 +28,29 @@ export type {
   TurnUsage,
   TurnTimings,
   ResolvedTask,
-} from "./config.js";
+} from "./shapes/config.js";
 
 // catalog
-export type { CatalogServer, CatalogTool } from "./catalog.js";
+export type { CatalogServer, CatalogTool } from "./shapes/catalog.js";
 
 // tokens
-export { estimateTokens, messageChars, messageTokens, toolTokens, requestTokens, DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS } from "./tokens.js";
-export { contextTokens, contextChars } from "./tokens.js";
-export type { TokenOptions, RequestLike, ContextBreakdown, ContextTokenOptions } from "./tokens.js";
+export { estimateTokens, messageChars, messageTokens, toolTokens, requestTokens, DEFAULT_CHARS_PER_TOKEN, IMAGE_PART_TOKENS } from "./text/tokens.js";
+export { contextTokens, contextChars } from "./text/tokens.js";
+export type { TokenOptions, RequestLike, ContextBreakdown, ContextTokenOptions } from "./text/tokens.js";
 
 // retry
-export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./retry.js";
-export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./retry.js";
+export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./text/retry.js";
+export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./text/retry.js";
 
 // schema-compat
-export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema, omitOptionalNulls } from "./schema-compat.js";
+export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema, omitOptionalNulls } from "./text/schema-compat.js";
 
 // thinking
-export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./thinking.js";
-export type { Fence, FenceSplitterOptions, SplitResult } from "./thinking.js";
+export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./text/thinking.js";
+export type { Fence, FenceSplitterOptions, SplitResult } from "./text/thinking.js";
 
 // tool-calls
-export { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "./tool-calls.js";
+export { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "./text/tool-calls.js";
 export type {
   ToolArgumentsErrorKind,
   ParseToolArgumentsOptions,
@@ -59,46 +59,46 @@ export type {
   ToolCallRequest,
   ToolCallResult,
   ToolCallOutcome,
-} from "./tool-calls.js";
+} from "./text/tool-calls.js";
 
 // errors
-export { errorMessage, AgentLoopError, ToolIterationLimit, AgentLoopOverflow, failedRun } from "./errors.js";
-export type { FailedRun } from "./errors.js";
+export { errorMessage, AgentLoopError, ToolIterationLimit, AgentLoopOverflow, failedRun } from "./text/errors.js";
+export type { FailedRun } from "./text/errors.js";
 
 // client
-export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, servedWindow, contextLimitFor } from "./client.js";
-export type { ListedModel, WindowLookupOptions } from "./client.js";
+export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, servedWindow, contextLimitFor } from "./wire/client.js";
+export type { ListedModel, WindowLookupOptions } from "./wire/client.js";
 
 // stream
-export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./stream.js";
-export type { Produced, StreamBody, StreamTurnOptions } from "./stream.js";
+export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./wire/stream.js";
+export type { Produced, StreamBody, StreamTurnOptions } from "./wire/stream.js";
 
 // capabilities
-export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./capabilities.js";
-export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend } from "./capabilities.js";
+export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";
+export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend } from "./wire/capabilities.js";
 
 // request-body
-export { buildBody, orderTools } from "./request-body.js";
-export type { ToolOrder, RequestBody } from "./request-body.js";
+export { buildBody, orderTools } from "./wire/request-body.js";
+export type { ToolOrder, RequestBody } from "./wire/request-body.js";
 
 // calibration
-export { calibrate, charsPerTokenFor } from "./calibration.js";
-export type { CalibrateOptions, CalibrationTarget } from "./calibration.js";
+export { calibrate, charsPerTokenFor } from "./wire/calibration.js";
+export type { CalibrateOptions, CalibrationTarget } from "./wire/calibration.js";
 
 // continuation
-export { continueTurn, isContinuable } from "./continuation.js";
-export type { ContinueTurnOptions } from "./continuation.js";
+export { continueTurn, isContinuable } from "./wire/continuation.js";
+export type { ContinueTurnOptions } from "./wire/continuation.js";
 
 // snapshot
-export { exportCapabilities, importCapabilities, CAPABILITIES_SNAPSHOT_VERSION } from "./snapshot.js";
-export type { CapabilitiesSnapshot, EndpointSnapshot, ModelSnapshot, ImportCapabilitiesResult } from "./snapshot.js";
+export { exportCapabilities, importCapabilities, CAPABILITIES_SNAPSHOT_VERSION } from "./wire/snapshot.js";
+export type { CapabilitiesSnapshot, EndpointSnapshot, ModelSnapshot, ImportCapabilitiesResult } from "./wire/snapshot.js";
 
 // run-turn
-export { runTurn } from "./run-turn.js";
-export type { RunTurnOptions, BuildRequest } from "./run-turn.js";
+export { runTurn } from "./turn/run-turn.js";
+export type { RunTurnOptions, BuildRequest } from "./turn/run-turn.js";
 
 // side-task
-export { ask, askReply, askJson, parseJson, summariser, taskCall } from "./side-task.js";
+export { ask, askReply, askJson, parseJson, summariser, taskCall } from "./turn/side-task.js";
 export type {
   SideTaskInput,
   SideTaskOptions,
@@ -109,7 +109,7 @@ export type {
   SideTaskSummariser,
   TaskCall,
   TaskCallOptions,
-} from "./side-task.js";
+} from "./turn/side-task.js";
 
 // preselect
 export {
@@ -122,7 +122,7 @@ export {
   PRESELECTED_NOTICE,
   KEYWORD_MIN_SCORE,
   KEYWORD_DROPOFF,
-} from "./preselect.js";
+} from "./run/preselect.js";
 export type {
   PreselectOptions,
   PreselectAsk,
@@ -131,7 +131,7 @@ export type {
   KeywordThresholds,
   KeywordPreselection,
   KeywordScore,
-} from "./preselect.js";
+} from "./run/preselect.js";
 
 // compaction
 export {
@@ -146,7 +146,7 @@ export {
   summaryOf,
   clearedResult,
   CompactionMismatch,
-} from "./compaction.js";
+} from "./run/compaction.js";
 export type {
   PruneOptions,
   PlanOptions,
@@ -157,11 +157,11 @@ export type {
   CompactionOptions,
   CompactionFold,
   BeforeCompactPayload,
-} from "./compaction.js";
+} from "./run/compaction.js";
 
 // ledger
-export { recordRequest, tokensBetween, estimateFrom, rebaseLedger, LedgerMismatch } from "./ledger.js";
-export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions } from "./ledger.js";
+export { recordRequest, tokensBetween, estimateFrom, rebaseLedger, LedgerMismatch } from "./run/ledger.js";
+export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions } from "./run/ledger.js";
 
 // hooks
 export {
@@ -179,7 +179,7 @@ export {
   untrusted,
   turnMessages,
   turnIndex,
-} from "./hooks.js";
+} from "./run/hooks.js";
 export type {
   HookEventName,
   HookOutcome,
@@ -193,10 +193,10 @@ export type {
   InjectedContext,
   HookMessage,
   UntrustedOptions,
-} from "./hooks.js";
+} from "./run/hooks.js";
 
 // events
-export { emit, watch, history, fold, endRun, configureEvents, resetEvents, runMetrics } from "./events.js";
+export { emit, watch, history, fold, endRun, configureEvents, resetEvents, runMetrics } from "./run/events.js";
 export type {
   RunEvent,
   RunEventInput,
@@ -209,7 +209,7 @@ export type {
   RunMetricsOptions,
   EventSettings,
   ReplayOptions,
-} from "./events.js";
+} from "./run/events.js";
 
 // tool-loading
 export {
@@ -232,8 +232,8 @@ export {
   holdsDefinitions,
   formatDefinitionLine,
   parseDefinitionLine,
-} from "./tool-loading.js";
-export type { LoadResolution, ProxiedCall, DefinitionLine } from "./tool-loading.js";
+} from "./run/tool-loading.js";
+export type { LoadResolution, ProxiedCall, DefinitionLine } from "./run/tool-loading.js";
 
 // run-calls
 export {
@@ -245,11 +245,11 @@ export {
   STOPPED_BEFORE_CALL,
   PREVIEW_CHARS,
   MAX_RESULT_CHARS,
-} from "./run-calls.js";
-export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun } from "./run-calls.js";
+} from "./run/run-calls.js";
+export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun } from "./run/run-calls.js";
 
 // agent-loop
-export { runAgentLoop } from "./agent-loop.js";
+export { runAgentLoop } from "./run/agent-loop.js";
 export type {
   AgentLoopOptions,
   AgentLoopConfig,
@@ -260,7 +260,7 @@ export type {
   StepBudget,
   PreselectRequest,
   PreselectTools,
-} from "./agent-loop.js";
+} from "./run/agent-loop.js";
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";

@@ -3,7 +3,7 @@
  * Dropping every cache and latch of the default runtime in one call.
  */
 
-import { clearState, defaultState } from "./internal/state.js";
+import { clearState, defaultState } from "./state/state.js";
 
 /**
  * Drops every cache and latch the top-level functions use — client pool, endpoint and model

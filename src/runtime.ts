@@ -8,10 +8,10 @@
  * top-level function of the same name, bound to that runtime's own state.
  */
 
-import { runAgentLoop, runAgentLoopIn } from "./agent-loop.js";
-import { calibrate, calibrateIn, charsPerTokenFor, charsPerTokenForIn } from "./calibration.js";
-import { capabilitiesFor, capabilitiesForIn, modelCapabilitiesFor, modelCapabilitiesForIn } from "./capabilities.js";
-import { contextLimitFor, contextLimitForIn, getClient, getClientIn, listModels, listModelsIn, servedWindow, servedWindowIn } from "./client.js";
+import { runAgentLoop, runAgentLoopIn } from "./run/agent-loop.js";
+import { calibrate, calibrateIn, charsPerTokenFor, charsPerTokenForIn } from "./wire/calibration.js";
+import { capabilitiesFor, capabilitiesForIn, modelCapabilitiesFor, modelCapabilitiesForIn } from "./wire/capabilities.js";
+import { contextLimitFor, contextLimitForIn, getClient, getClientIn, listModels, listModelsIn, servedWindow, servedWindowIn } from "./wire/client.js";
 import {
   configureEvents,
   configureEventsIn,
@@ -25,7 +25,7 @@ import {
   resetEventsIn,
   watch,
   watchIn,
-} from "./events.js";
+} from "./run/events.js";
 import {
   assembleContext,
   assembleContextIn,
@@ -37,12 +37,12 @@ import {
   resetHooksIn,
   withContext,
   withContextIn,
-} from "./hooks.js";
-import { clearState, createState, defaultState, slotNames, type RuntimeState } from "./internal/state.js";
-import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./preselect.js";
-import { runTurn, runTurnIn } from "./run-turn.js";
-import { ask, askIn, askJson, askJsonIn, askReply, askReplyIn, summariser, summariserIn } from "./side-task.js";
-import { exportCapabilities, exportCapabilitiesIn, importCapabilities, importCapabilitiesIn } from "./snapshot.js";
+} from "./run/hooks.js";
+import { clearState, createState, defaultState, slotNames, type RuntimeState } from "./state/state.js";
+import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./run/preselect.js";
+import { runTurn, runTurnIn } from "./turn/run-turn.js";
+import { ask, askIn, askJson, askJsonIn, askReply, askReplyIn, summariser, summariserIn } from "./turn/side-task.js";
+import { exportCapabilities, exportCapabilitiesIn, importCapabilities, importCapabilitiesIn } from "./wire/snapshot.js";
 
 /** One isolated set of caches and latches, with every function that reads them bound to it. */
 export interface Runtime {

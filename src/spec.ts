@@ -8,11 +8,11 @@
  * but types, and no Node module, so a browser can load it to validate a pasted document; nothing
  * in the package imports it. docs/agent-spec.md explains the format field by field.
  */
-import type { Endpoint, ModelParams, ReasoningEffort, ResolvedTask, RetryPolicy, ToolPolicy, WindowPolicy } from "./config.js";
-import { BASE_FEATURES, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./internal/spec-read.js";
-import { copyJsonValue, isPlainObject, ownValue, setOwn } from "./internal/spec-values.js";
+import type { Endpoint, ModelParams, ReasoningEffort, ResolvedTask, RetryPolicy, ToolPolicy, WindowPolicy } from "./shapes/config.js";
+import { BASE_FEATURES, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./spec/read.js";
+import { copyJsonValue, isPlainObject, ownValue, setOwn } from "./spec/values.js";
 
-export { findSpecSecrets, SecretSign, type SpecSecret } from "./internal/spec-secrets.js";
+export { findSpecSecrets, SecretSign, type SpecSecret } from "./spec/secrets.js";
 
 /** The `spec` token this package writes; a reader accepts any `agent-core/1.x`, since only the major is checked. */
 export const SPEC_VERSION = `${SPEC_FORMAT}/${SPEC_MAJOR}`;

@@ -29,13 +29,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { createPromptCounter } from "./internal/testing-render.js";
-import { profileNamed, refusalWording, type Profile, type ProfileName, type RefusalDetail, type RefusalKind } from "./internal/testing-profiles.js";
-import { findRefusal } from "./internal/testing-refusals.js";
-import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./internal/testing-turns.js";
-import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./internal/testing-http.js";
-import { isPlainRecord } from "./internal/guards.js";
-import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./internal/testing-types.js";
+import { createPromptCounter } from "./testing/render.js";
+import { profileNamed, refusalWording, type Profile, type ProfileName, type RefusalDetail, type RefusalKind } from "./testing/profiles.js";
+import { findRefusal } from "./testing/refusals.js";
+import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./testing/turns.js";
+import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./testing/http.js";
+import { isPlainRecord } from "./text/guards.js";
+import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./testing/types.js";
 
 export type {
   ChunkSpec,
@@ -48,13 +48,13 @@ export type {
   Scripted,
   StallScript,
   StreamScript,
-} from "./internal/testing-types.js";
-export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, StreamStyle } from "./internal/testing-profiles.js";
-export type { RefusalConfig, RefusalRules } from "./internal/testing-refusals.js";
-export type { TurnSpec, ToolCallSpec, UsageOverride } from "./internal/testing-turns.js";
-export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./internal/testing-profiles.js";
-export { WORDING_SAMPLES, type WordingSample } from "./internal/testing-wording-samples.js";
-export { formatChunk } from "./internal/testing-http.js";
+} from "./testing/types.js";
+export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, StreamStyle } from "./testing/profiles.js";
+export type { RefusalConfig, RefusalRules } from "./testing/refusals.js";
+export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
+export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";
+export { WORDING_SAMPLES, type WordingSample } from "./testing/wording-samples.js";
+export { formatChunk } from "./testing/http.js";
 export {
   countChars4,
   createPromptCounter,
@@ -64,7 +64,7 @@ export {
   type PromptCounter,
   type PromptUnits,
   type RenderableRequest,
-} from "./internal/testing-render.js";
+} from "./testing/render.js";
 
 const CHAT_PATH = "/v1/chat/completions";
 const DEFAULT_WINDOW = 32_768;

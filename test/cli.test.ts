@@ -5,17 +5,17 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getClientIn } from "../src/client.js";
-import { capabilitiesForIn } from "../src/capabilities.js";
-import { buildBody } from "../src/request-body.js";
-import { runTurnIn } from "../src/run-turn.js";
-import { importCapabilitiesIn } from "../src/snapshot.js";
-import { clearState, createState } from "../src/internal/state.js";
-import { main as runMain, type CliIo } from "../src/internal/cli-main.js";
-import { demoModel, runDemo } from "../src/internal/cli-demo.js";
+import { getClientIn } from "../src/wire/client.js";
+import { capabilitiesForIn } from "../src/wire/capabilities.js";
+import { buildBody } from "../src/wire/request-body.js";
+import { runTurnIn } from "../src/turn/run-turn.js";
+import { importCapabilitiesIn } from "../src/wire/snapshot.js";
+import { clearState, createState } from "../src/state/state.js";
+import { main as runMain, type CliIo } from "../src/cli/main.js";
+import { demoModel, runDemo } from "../src/cli/demo.js";
 import fc from "fast-check";
-import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/internal/cli-demo-tools.js";
-import { probeEndpoint, type ProbeStatus } from "../src/internal/cli-probe.js";
+import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/cli/demo-tools.js";
+import { probeEndpoint, type ProbeStatus } from "../src/cli/probe.js";
 import {
   startEndpoint,
   turn,

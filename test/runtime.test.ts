@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, defaultRuntime, type Runtime } from "../src/runtime.js";
 import { resetAll } from "../src/reset.js";
-import type { CatalogServer } from "../src/catalog.js";
+import type { CatalogServer } from "../src/shapes/catalog.js";
 import { startEndpoint, type EndpointServer } from "./support/endpoint.js";
 
 /** Every slot src/ defines, read off the source, so a cache added later must be named here. */
@@ -15,7 +15,7 @@ function definedSlots(): string[] {
     );
   const names: string[] = [];
   for (const file of walk(src)) {
-    if (file.endsWith(join("internal", "state.ts"))) continue;
+    if (file.endsWith(join("state", "state.ts"))) continue;
     for (const match of readFileSync(file, "utf8").matchAll(/defineSlot(?:<[^>]*>)?\(\s*["']([^"']+)["']/g)) names.push(match[1]!);
   }
   return names.sort();

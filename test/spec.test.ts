@@ -781,15 +781,15 @@ describe("properties of valid documents", () => {
 describe("the ./spec entry", () => {
   const src = fileURLToPath(new URL("../src/", import.meta.url));
   const importsOf = (file: string) => [...readFileSync(`${src}${file}`, "utf8").matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gms)].map((match) => ({ typeOnly: match[1] !== undefined, from: match[2] as string }));
-  const helpers = readdirSync(`${src}internal`).filter((file) => file.startsWith("spec-"));
+  const helpers = readdirSync(`${src}spec`).filter((file) => file.endsWith(".ts"));
 
   it("imports nothing from the package but types, and its own helpers", () => {
     for (const { typeOnly, from } of importsOf("spec.ts")) {
-      expect(typeOnly || /^\.\/internal\/spec-[a-z-]+\.js$/.test(from), from).toBe(true);
+      expect(typeOnly || /^\.\/spec\/[a-z-]+\.js$/.test(from), from).toBe(true);
     }
     for (const file of helpers) {
-      for (const { typeOnly, from } of importsOf(`internal/${file}`)) {
-        expect(typeOnly || /^\.\/spec-[a-z-]+\.js$/.test(from), `${file}: ${from}`).toBe(true);
+      for (const { typeOnly, from } of importsOf(`spec/${file}`)) {
+        expect(typeOnly || /^\.\/[a-z-]+\.js$/.test(from), `${file}: ${from}`).toBe(true);
       }
     }
   });
@@ -799,7 +799,7 @@ describe("the ./spec entry", () => {
     for (const file of files) {
       const text = readFileSync(`${src}${file}`, "utf8");
       expect(text, file).not.toMatch(/from\s+"(?:\.\.?\/)+spec\.js"/);
-      if (!file.includes("spec-")) expect(text, file).not.toMatch(/from\s+"[^"]*spec-(?:read|values|secrets)\.js"/);
+      if (!file.startsWith("spec/")) expect(text, file).not.toMatch(/from\s+"[^"]*spec\/(?:read|values|secrets)\.js"/);
     }
   });
 });

@@ -1,5 +1,5 @@
 /**
  * @module endpoint-refusals
- * Which configured refusal a request meets; re-exported from src/internal/testing-refusals.ts.
+ * Which configured refusal a request meets; re-exported from src/testing/refusals.ts.
  */
-export * from "../../src/internal/testing-refusals.js";
+export * from "../../src/testing/refusals.js";

@@ -1,5 +1,5 @@
 /**
  * @module endpoint-turns
- * Scripted turns built into a family's chunks; re-exported from src/internal/testing-turns.ts.
+ * Scripted turns built into a family's chunks; re-exported from src/testing/turns.ts.
  */
-export * from "../../src/internal/testing-turns.js";
+export * from "../../src/testing/turns.js";

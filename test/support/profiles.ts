@@ -1,5 +1,5 @@
 /**
  * @module profiles
- * The server families the loopback endpoint imitates; re-exported from src/internal/testing-profiles.ts.
+ * The server families the loopback endpoint imitates; re-exported from src/testing/profiles.ts.
  */
-export * from "../../src/internal/testing-profiles.js";
+export * from "../../src/testing/profiles.js";

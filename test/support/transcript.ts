@@ -8,7 +8,7 @@
  * and no tool message answers a call that was not made (or was already answered).
  */
 import fc from "fast-check";
-import type { Message, ToolCall } from "../../src/config.js";
+import type { Message, ToolCall } from "../../src/shapes/config.js";
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 

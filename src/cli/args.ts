@@ -1,0 +1,185 @@
+/**
+ * @module cli/args
+ * Reads the `agent-core` command line into a command and its options, and holds each command's
+ * help text. A command line that cannot be read is a `usage` failure (exit code 2).
+ */
+import { parseArgs } from "node:util";
+import { CliFailure } from "./errors.js";
+
+const EXIT_CODE_TEXT = `Exit codes:
+  0    done
+  1    the run or the probe failed (the reason is printed)
+  2    the command line could not be read
+  3    nothing answered at the URL
+  4    the endpoint refused the key (401 or 403)
+  5    the URL answered, but not as an OpenAI-compatible API (an HTML page, say)
+  6    the endpoint does not know the model, or lists none
+  130  stopped with Ctrl-C`;
+
+/** The help text of each command, and of the command as a whole. */
+export const HELP = Object.freeze({
+  main: `Usage: agent-core <command> [options]
+
+Commands:
+  demo     Run a short agent loop with two tools, printed live, against a simulated
+           endpoint or yours
+  probe    Find out what an endpoint and a model support, and write the capability
+           snapshot importCapabilities loads
+
+Options:
+  -h, --help     Show help; "agent-core <command> --help" shows a command's
+  --version      Print the version
+  --verbose      Print the stack trace of a failure
+
+${EXIT_CODE_TEXT}
+`,
+  demo: `Usage: agent-core demo [--base-url URL --model NAME [--api-key-env VAR]] [--folder DIR]
+
+Runs one short agent loop with two real tools, list_files (the files of a folder) and
+calculate (arithmetic, parsed, never eval'd), and prints it as it happens: the answer as it
+streams, the model's thinking dimmed, each tool call and result, every notice, and the
+run's metrics at the end.
+
+Without --base-url a simulated llama.cpp server starts on 127.0.0.1 with a scripted model;
+it refuses the min_p field once, so the negotiation shows as a notice.
+
+Options:
+  --base-url URL      An OpenAI-compatible endpoint, for example http://127.0.0.1:8080/v1
+  --model NAME        The model on that endpoint (required with --base-url)
+  --api-key-env VAR   The environment variable holding the key; none is sent without it
+  --folder DIR        The folder list_files may read (default: the current folder)
+  --verbose           Print the stack trace of a failure
+  -h, --help          Show this help
+
+${EXIT_CODE_TEXT}
+`,
+  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--json] [--snapshot FILE]
+
+Finds out, with a handful of tiny requests, what an endpoint and one model on it support:
+the served window and where it came from, usage in the stream, the max-tokens spelling,
+temperature, reasoning effort rungs, strict tool schemas, whether tool calls are parsed by
+the server or left as text, json_schema response_format and assistant prefill. Prints a
+table with the server's own words for each refusal, and what the probe spent.
+
+Options:
+  --model NAME        The model to probe (default: the first one the endpoint lists)
+  --api-key-env VAR   The environment variable holding the key; none is sent without it
+  --json              Print the report as JSON instead of a table
+  --snapshot FILE     Write the capability snapshot (importCapabilities' input) to FILE
+  --timeout SECONDS   How long any one request may stay silent (default: 60)
+  --verbose           Print the stack trace of a failure
+  -h, --help          Show this help
+
+Progress goes to stderr, one line per probe.
+
+${EXIT_CODE_TEXT}
+`,
+});
+
+/** A command line, read. */
+export type Command =
+  | { command: "help"; text: string }
+  | { command: "version" }
+  | { command: "demo"; baseUrl?: string; model?: string; apiKeyEnv?: string; folder?: string; verbose: boolean }
+  | { command: "probe"; url: string; model?: string; apiKeyEnv?: string; json: boolean; snapshot?: string; timeoutSeconds?: number; verbose: boolean };
+
+function usage(message: string, command: keyof typeof HELP): CliFailure {
+  return new CliFailure("usage", `${message} (see "agent-core ${command === "main" ? "" : `${command} `}--help").`);
+}
+
+/** Checks a URL is absolute http(s), answering a usage failure otherwise. */
+export function checkUrl(value: string, command: keyof typeof HELP): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usage(`"${value}" is not a URL; give one like http://127.0.0.1:8080/v1`, command);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw usage(`"${value}" is not an http or https URL`, command);
+  return value;
+}
+
+type OptionTable = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+interface Read {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+function read(args: string[], options: OptionTable, command: keyof typeof HELP, positionals: boolean): Read {
+  try {
+    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" }, verbose: { type: "boolean" } }, allowPositionals: positionals, strict: true });
+    return { values: parsed.values as Read["values"], positionals: parsed.positionals };
+  } catch (error) {
+    throw usage(error instanceof Error ? error.message.replace(/\.$/, "") : String(error), command);
+  }
+}
+
+/**
+ * Reads the command line (without the node and script arguments) into a command.
+ *
+ * Throws a `usage` {@link CliFailure} for an unknown command or option, a missing value or a URL
+ * that is not one.
+ */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+    const topic = first === "help" ? rest[0] : undefined;
+    if (topic === "demo" || topic === "probe") return { command: "help", text: HELP[topic] };
+    return { command: "help", text: HELP.main };
+  }
+  if (first === "--version" || first === "-v") return { command: "version" };
+  if (first === "demo") {
+    const { values } = read(rest, { "base-url": { type: "string" }, model: { type: "string" }, "api-key-env": { type: "string" }, folder: { type: "string" } }, "demo", false);
+    if (values.help) return { command: "help", text: HELP.demo };
+    const baseUrl = values["base-url"] as string | undefined;
+    const model = values.model as string | undefined;
+    if (baseUrl !== undefined) checkUrl(baseUrl, "demo");
+    if (baseUrl !== undefined && !model) throw usage("--base-url needs --model NAME too", "demo");
+    if (baseUrl === undefined && model !== undefined) throw usage("--model is for a real endpoint; give --base-url URL too", "demo");
+    return {
+      command: "demo",
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(values["api-key-env"] !== undefined ? { apiKeyEnv: values["api-key-env"] as string } : {}),
+      ...(values.folder !== undefined ? { folder: values.folder as string } : {}),
+      verbose: values.verbose === true,
+    };
+  }
+  if (first === "probe") {
+    const { values, positionals } = read(
+      rest,
+      { model: { type: "string" }, "api-key-env": { type: "string" }, json: { type: "boolean" }, snapshot: { type: "string" }, timeout: { type: "string" } },
+      "probe",
+      true,
+    );
+    if (values.help) return { command: "help", text: HELP.probe };
+    if (positionals.length === 0) throw usage("probe needs the endpoint's URL", "probe");
+    if (positionals.length > 1) throw usage(`probe takes one URL, not ${positionals.length}`, "probe");
+    const url = checkUrl(positionals[0] as string, "probe");
+    let timeoutSeconds: number | undefined;
+    if (values.timeout !== undefined) {
+      timeoutSeconds = Number(values.timeout);
+      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw usage(`--timeout takes a number of seconds above zero, not "${String(values.timeout)}"`, "probe");
+    }
+    return {
+      command: "probe",
+      url,
+      ...(values.model !== undefined ? { model: values.model as string } : {}),
+      ...(values["api-key-env"] !== undefined ? { apiKeyEnv: values["api-key-env"] as string } : {}),
+      json: values.json === true,
+      ...(values.snapshot !== undefined ? { snapshot: values.snapshot as string } : {}),
+      ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      verbose: values.verbose === true,
+    };
+  }
+  throw usage(`"${first}" is not a command; the commands are demo and probe`, "main");
+}
+
+/** Reads the key from the variable --api-key-env names, failing clearly where it is unset or empty. */
+export function readApiKey(variable: string | undefined, env: Record<string, string | undefined>, command: keyof typeof HELP): string | undefined {
+  if (variable === undefined) return undefined;
+  const value = env[variable];
+  if (value === undefined || value === "") throw usage(`--api-key-env names ${variable}, which is not set`, command);
+  return value;
+}

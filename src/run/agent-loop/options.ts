@@ -1,0 +1,163 @@
+/**
+ * @module run/agent-loop/options
+ * The shapes runAgentLoop takes and hands back; agent-loop re-exports every name here.
+ */
+
+import type OpenAI from "openai";
+import type { CatalogServer } from "../../shapes/catalog.js";
+import type { Summariser } from "../compaction.js";
+import type { Endpoint, Message, ModelParams, ResolvedTask, RetryPolicy, ToolDefinition, ToolPolicy, Turn, WindowPolicy } from "../../shapes/config.js";
+import type { RunEventInput, RunMetrics, RunTotals, TurnMetrics } from "../events.js";
+import type { HookEventName, HookRunner } from "../hooks.js";
+import type { LedgerEntry } from "../ledger.js";
+import type { RequestBody, ToolOrder } from "../../wire/request-body.js";
+import type { Dispatch } from "../run-calls.js";
+import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../../text/tool-calls.js";
+import type { PreselectTools } from "./preselection.js";
+
+/** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
+export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
+  /** Side tasks as an agent document resolves them; the loop reads `toolSelect` and `compaction`. */
+  tasks?: { toolSelect?: ResolvedTask; compaction?: ResolvedTask } & Record<string, ResolvedTask | undefined>;
+}
+
+/** The hooks a run gathers before its first request and tells after its answer. */
+export interface AgentLoopHooks {
+  /** Runs one event's hooks. */
+  run: HookRunner;
+  /** Fields every hook is handed (a session id, the prompt …). */
+  context?: Record<string, unknown>;
+  /** The events gathered before the first request. @default ["beforeTurn"] */
+  events?: readonly HookEventName[];
+  /** Said above the context blocks; wins over the configured preface for this run. */
+  preface?: string;
+  /** The context budget for this run, in tokens; absent is the configured one. */
+  maxTokens?: number;
+}
+
+/** What beforeStep is handed beside the transcript. */
+export interface StepBudget {
+  /** The prompt the run's last request reported; absent before the first step and where nothing was reported. */
+  used?: number;
+  /** The window: config.contextLength. */
+  limit?: number;
+  /** The token ledger so far. */
+  ledger: LedgerEntry[];
+}
+
+/**
+ * The functions behind `preselect: true` and `compact: true`, for a host that makes those calls
+ * its own way (or a test that plays them).
+ */
+export interface AgentLoopSideTasks {
+  /** Chooses the shortlist for `preselect: true`. @default preselect with keywords first, on tasks.toolSelect's endpoint */
+  preselect?: PreselectTools;
+  /** Writes the summary for `compact: true`. @default summariser on tasks.compaction; none without it */
+  summarise?: Summariser;
+}
+
+/** Options for {@link runAgentLoop}. */
+export interface AgentLoopOptions {
+  /** The endpoint, the model and the tool policy. */
+  config: AgentLoopConfig;
+  /** Sent as the first message; on-demand and proxied modes append the catalogue. */
+  system?: string;
+  /** The transcript, ending in the question; never written to. */
+  messages: readonly Message[];
+  /** Every tool the run may reach. */
+  tools?: readonly ToolDefinition[];
+  /** The same tools, name-only, for on-demand and proxied loading; absent is built from `tools`. */
+  catalog?: readonly CatalogServer[];
+  /** A shortlist chosen before the run. */
+  preselected?: readonly string[];
+  /** Whether a shortlist gets a first step of its own (`exclusive`) or is loaded like any load (`append`). @default "exclusive" */
+  preselectRouting?: "exclusive" | "append";
+  /** Tools loaded by the last run, carried into this one (on-demand mode only). */
+  loaded?: readonly string[];
+  /** Runs a tool call for the host. */
+  dispatch: Dispatch;
+  /** Hooks gathered onto the question before the first request, and told the answer after. */
+  hooks?: AgentLoopHooks;
+  /** Stops the run. */
+  signal?: AbortSignal;
+  /** Hears every event of the run. */
+  onEvent?: (event: RunEventInput) => unknown;
+  /** Told of every call the model made; not awaited. */
+  onToolCall?: (request: ToolCallRequest) => unknown;
+  /** Told of every result; not awaited. */
+  onToolResult?: (result: ToolCallResult) => unknown;
+  /** Hears each message the run appends, as it will be replayed, in transcript order; awaited, and what it throws ends the run. */
+  onMessage?: (message: Message, step: number, turn?: Turn) => unknown;
+  /** Told each turn as it came back; not awaited. */
+  onTurn?: (turn: Turn, step: number) => unknown;
+  /** Handed each step's request as first built, before it is sent; for reading. */
+  onRequest?: (request: RequestBody, step: number) => unknown;
+  /** Handed the transcript before each request; may return a replacement. */
+  beforeStep?: (messages: Message[], step: number, budget: StepBudget) => Message[] | undefined | void | Promise<Message[] | undefined | void>;
+  /** Run a step's calls together. @default false */
+  parallel?: boolean;
+  /** Make an identical call once per step; a predicate is asked per call. @default true */
+  dedupeToolCalls?: boolean | ((request: ToolCallRequest) => boolean);
+  /** How requests order their tools. @default true (name order) */
+  toolOrder?: ToolOrder;
+  /** Look for calls written into a reply as text. @default true */
+  recoverToolCalls?: boolean;
+  /** Continuations to try for an answer cut off at maxTokens. @default 0 */
+  maxContinuations?: number;
+  /** Make the preselection with tasks.toolSelect or toolSelectModel. @default false */
+  preselect?: boolean;
+  /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
+  compact?: boolean;
+  /** The ledger a previous run handed back, to continue. */
+  ledger?: readonly LedgerEntry[];
+  /** The side-task functions `preselect` and `compact` call. */
+  sideTasks?: AgentLoopSideTasks;
+  /** The client to send with. @default the pooled client for config */
+  client?: OpenAI;
+  /** Told each notice as it is emitted. */
+  onNotice?: (text: string) => unknown;
+  /** The clock events are stamped with, and each step's loading wait is measured on. @default Date.now */
+  now?: () => number;
+  /**
+   * Waits between a step's attempts: a retry's backoff and each poll of a server still loading
+   * the model. A test hook, so a run can go through a loading wait without real time passing.
+   * @default a timer
+   * @internal
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** The metrics a run returns: runMetrics over its events, the load counts, and each turn's own. */
+export interface AgentLoopMetrics extends RunMetrics {
+  /** Each turn's metrics, in order, as its usage event carried them. */
+  turnMetrics: TurnMetrics[];
+}
+
+/** What runAgentLoop hands back. */
+export interface AgentLoopResult {
+  /** The last turn, as the run saw it (recovered calls folded in). */
+  turn: Turn;
+  /** The transcript passed in plus what the run added, the question as typed. */
+  messages: Message[];
+  /** The run's token counts. */
+  usage: RunTotals;
+  /** The tools loaded on demand, to pass back as `loaded` next time. */
+  loaded: string[];
+  /** The tools that were dispatched, in the order first used. */
+  used: string[];
+  /** The shortlist the run opened with; empty where nothing was picked. */
+  preselected: string[];
+  /** Every call the model made, with its outcome. */
+  toolCalls: ToolCallOutcome[];
+  /** The hook context put on the question; empty without hooks. */
+  context: string;
+  /** The preface said above it. */
+  preface: string;
+  /** The afterTurn hooks' notes; the loop does not wait for them. */
+  afterTurn: Promise<string[]>;
+  /** The token ledger, to pass back as `ledger` next time. */
+  ledger: LedgerEntry[];
+  /** What the run cost. */
+  metrics: AgentLoopMetrics;
+}
+

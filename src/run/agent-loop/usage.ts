@@ -1,0 +1,143 @@
+/**
+ * @module run/agent-loop/usage
+ * The loop's accounting for one run: the totals so far, each turn's metrics with its cache
+ * verdict, and the token ledger, all read off the request as first built for each step.
+ */
+
+import type { Message, ToolDefinition, Turn, TurnUsage } from "../../shapes/config.js";
+import { recordRequest, type LedgerEntry, type LedgerRequest } from "../ledger.js";
+import { contextTokens, toolTokens } from "../../text/tokens.js";
+import type { CacheBreakReason, RunTotals, TurnMetrics } from "../../shapes/event-types.js";
+import { jsonKey } from "../../text/safe-calls.js";
+
+/** A cache hit short of this share of the previous prompt is a broken cache. */
+const CACHE_HOLDS = 0.9;
+
+/** The parts of a request the accounting compares from one step to the next. */
+export interface SentRequest {
+  /** The messages as sent, leading system prompt and hook context included. */
+  messages: readonly Message[];
+  /** The tools as declared. */
+  tools?: readonly ToolDefinition[];
+}
+
+/** A step as the accounting is told it. */
+export interface AccountedStep {
+  /** The request as first built. */
+  sent: SentRequest;
+  /** The transcript the request was built from, in the numbering the ledger keeps. */
+  transcript: readonly Message[];
+  /** The system prompt the request led with, for the ledger's epoch. */
+  system: string;
+  /** The turn as it came back, continuations joined. */
+  turn: Turn;
+  /** The usage the first request of the turn reported, before any continuation. */
+  first: TurnUsage;
+  /** The model's calibrated characters per token. */
+  charsPerToken: number;
+}
+
+function leadingSystem(messages: readonly Message[]): Message[] {
+  const head: Message[] = [];
+  for (const message of messages) {
+    const role = (message as { role?: unknown } | undefined)?.role;
+    if (role !== "system" && role !== "developer") break;
+    head.push(message);
+  }
+  return head;
+}
+
+/**
+ * Reads why a request's prompt cache could not hold, comparing it with the request before: the
+ * tool block first, since a template renders it ahead of the rest, then the system prompt, then
+ * the history; a request that only appended names no cause of its own.
+ */
+export function cacheBreakReason(previous: SentRequest, next: SentRequest): CacheBreakReason {
+  if (jsonKey(previous.tools ?? []) !== jsonKey(next.tools ?? [])) return "tools-changed";
+  const before = leadingSystem(previous.messages);
+  const after = leadingSystem(next.messages);
+  if (jsonKey(before) !== jsonKey(after)) return "system-changed";
+  if (next.messages.length < previous.messages.length) return "history-rewritten";
+  for (let index = before.length; index < previous.messages.length; index += 1) {
+    if (jsonKey(previous.messages[index]) !== jsonKey(next.messages[index])) return "history-rewritten";
+  }
+  return "none-known";
+}
+
+/** The run's usage as it accumulates, step by step. */
+export interface UsageAccount {
+  /** The run's totals so far. */
+  readonly totals: RunTotals;
+  /** The ledger so far. */
+  readonly ledger: LedgerEntry[];
+  /** The prompt the last request reported; absent before the first and where that request reported none. */
+  readonly used: number | undefined;
+  /** Every turn's metrics, in order. */
+  readonly turns: TurnMetrics[];
+  /** Adds a step and returns its turn's metrics. */
+  record(step: AccountedStep): TurnMetrics;
+  /** Moves the ledger onto a rewritten transcript. */
+  replaceLedger(ledger: LedgerEntry[]): void;
+}
+
+/** Starts the accounting for a run, continuing the ledger a host passed back. @internal */
+export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): UsageAccount {
+  const totals: RunTotals = { prompt: 0, completion: 0, total: 0, cached: 0 };
+  const turns: TurnMetrics[] = [];
+  let entries: LedgerEntry[] = Array.isArray(ledger) ? ledger.slice() : [];
+  let previous: { sent: SentRequest; prompt: number; completion: number } | undefined;
+  let recorded: LedgerRequest | undefined;
+  let used: number | undefined;
+  return {
+    totals,
+    get ledger() {
+      return entries;
+    },
+    get used() {
+      return used;
+    },
+    turns,
+    replaceLedger(next) {
+      entries = next;
+      recorded = undefined;
+    },
+    record({ sent, transcript, system, turn, first, charsPerToken }) {
+      const usage = turn.usage;
+      totals.prompt += usage.prompt;
+      totals.completion += usage.completion;
+      totals.total += usage.total;
+      totals.cached += usage.cached;
+      const metrics: TurnMetrics = {
+        ...usage,
+        finishReason: turn.finishReason,
+        toolsDeclared: sent.tools?.length ?? 0,
+        toolSchemaTokens: toolTokens(sent.tools, { charsPerToken }),
+      };
+      if (previous && previous.prompt > 0) {
+        metrics.cacheExpected = previous.prompt + previous.completion;
+        if (first.uncached !== undefined) {
+          metrics.cacheBroken = first.cached < CACHE_HOLDS * previous.prompt;
+          if (metrics.cacheBroken) metrics.cacheBreakReason = cacheBreakReason(previous.sent, sent);
+        }
+      }
+      metrics.context = contextTokens(sent, { charsPerToken, ...(first.prompt > 0 ? { promptTokens: first.prompt } : {}) });
+      if (turn.timings) metrics.timings = turn.timings;
+      if (turn.firstTokenMs !== undefined) metrics.firstTokenMs = turn.firstTokenMs;
+      if (turn.durationMs !== undefined) metrics.durationMs = turn.durationMs;
+      turns.push(metrics);
+      previous = { sent, prompt: first.prompt, completion: usage.completion };
+      used = first.prompt > 0 ? first.prompt : undefined;
+      const request: LedgerRequest = { messages: transcript, system, ...(sent.tools ? { tools: sent.tools } : {}) };
+      const next = recordRequest(entries, recorded, {
+        ...request,
+        prompt: first.prompt,
+        ...(first.uncached !== undefined ? { cached: first.cached } : {}),
+      });
+      if (next !== entries) {
+        entries = next;
+        recorded = request;
+      }
+      return metrics;
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * @module run/event-bus
+ * The event bus's insides: its per-runtime state, the sweep that reaps old runs, and the
+ * watcher that drains one run for one reader.
+ *
+ * `events` holds the public functions built on these.
+ */
+
+import { defineSlot } from "../state/state.js";
+import type { EventSettings, RunEvent } from "../shapes/event-types.js";
+
+/** The settings a new bus starts with, and `resetEvents` puts back. */
+export const EVENT_DEFAULTS: Readonly<EventSettings> = Object.freeze({
+  maxEvents: 1000,
+  trimSlack: 256,
+  retainMs: 60_000,
+  retainUnendedMs: 30 * 60_000,
+});
+
+/** The longest delay a Node timer takes without firing at once instead. */
+const LONGEST_DELAY = 2_147_483_647;
+
+/** One run as the bus holds it. */
+export interface Stream {
+  seq: number;
+  events: RunEvent[];
+  watchers: Set<RunWatcher>;
+  /** When the last event was emitted. */
+  touched: number;
+  /** When the run ended (`done` or `endRun`); absent while it runs. */
+  endedAt?: number;
+}
+
+/** The bus of one runtime: its runs, its settings and the sweep's timer. */
+export interface Bus {
+  streams: Map<string, Stream>;
+  settings: EventSettings;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  timerAt: number;
+}
+
+/** Makes an empty bus with the default settings. */
+function createBus(): Bus {
+  return { streams: new Map(), settings: { ...EVENT_DEFAULTS }, timer: undefined, timerAt: Infinity };
+}
+
+/** Stops the sweep, forgets every run and ends every watcher. */
+export function clearBus(bus: Bus): void {
+  if (bus.timer !== undefined) clearTimeout(bus.timer);
+  bus.timer = undefined;
+  bus.timerAt = Infinity;
+  const streams = [...bus.streams.values()];
+  bus.streams.clear();
+  for (const stream of streams) for (const watcher of [...stream.watchers]) watcher.close();
+}
+
+/** The event bus and its settings, one per runtime state. */
+export const EVENT_BUS = defineSlot<Bus>("events", createBus, clearBus);
+
+/** When an unwatched run becomes reapable. */
+export function deadlineOf(stream: Stream, settings: EventSettings): number {
+  return stream.endedAt !== undefined
+    ? stream.endedAt + settings.retainMs
+    : stream.touched + settings.retainUnendedMs;
+}
+
+/** Makes sure the sweep runs by `deadline`, moving the timer earlier if it was set later. */
+export function scheduleSweep(bus: Bus, deadline: number): void {
+  if (bus.timer !== undefined && bus.timerAt <= deadline) return;
+  if (bus.timer !== undefined) clearTimeout(bus.timer);
+  const delay = Math.min(Math.max(0, deadline - Date.now()), LONGEST_DELAY);
+  bus.timerAt = Date.now() + delay;
+  const timer = setTimeout(() => sweep(bus), delay);
+  timer.unref?.();
+  bus.timer = timer;
+}
+
+/** Reaps every unwatched run past its deadline, then sets the timer for the next one due. */
+function sweep(bus: Bus): void {
+  bus.timer = undefined;
+  bus.timerAt = Infinity;
+  const now = Date.now();
+  let next = Infinity;
+  for (const [runId, stream] of bus.streams) {
+    if (stream.watchers.size > 0) continue;
+    const deadline = deadlineOf(stream, bus.settings);
+    if (deadline <= now) bus.streams.delete(runId);
+    else if (deadline < next) next = deadline;
+  }
+  if (next !== Infinity) scheduleSweep(bus, next);
+}
+
+/** Resets the timer against every unwatched run's deadline, after the deadlines moved. */
+export function rescheduleSweep(bus: Bus): void {
+  if (bus.timer !== undefined) clearTimeout(bus.timer);
+  bus.timer = undefined;
+  bus.timerAt = Infinity;
+  let next = Infinity;
+  for (const stream of bus.streams.values()) {
+    if (stream.watchers.size === 0) next = Math.min(next, deadlineOf(stream, bus.settings));
+  }
+  if (next !== Infinity) scheduleSweep(bus, next);
+}
+
+/** A whole number of at least one, from a setting already known to be a positive number. */
+export const count = (value: number) => (value === Infinity ? Infinity : Math.max(1, Math.floor(value)));
+
+/** One subscriber: a capped queue of its own, drained by `next()`. */
+export class RunWatcher implements AsyncIterableIterator<RunEvent> {
+  private queue: RunEvent[] = [];
+  private head = 0;
+  /** Events lost since the last one handed out; reported once, before the next. */
+  private dropped = 0;
+  private waiting: ((result: IteratorResult<RunEvent>) => void)[] = [];
+  private started = false;
+  private finished = false;
+  /** The run was dropped: hand out what is queued, then finish. */
+  private closed = false;
+  private stream: Stream | undefined;
+  private readonly onAbort = () => this.finish();
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly runId: string,
+    private readonly signal: AbortSignal | undefined,
+    private readonly after: number,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<RunEvent> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<RunEvent>> {
+    if (!this.started) this.start();
+    if (this.finished) return Promise.resolve({ done: true, value: undefined });
+    if (this.head < this.queue.length) return Promise.resolve({ done: false, value: this.take() });
+    if (this.closed) {
+      this.finish();
+      return Promise.resolve({ done: true, value: undefined });
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  return(): Promise<IteratorResult<RunEvent>> {
+    this.finish();
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  /** Subscribes on first read: replays what the run kept after `after`, then listens. */
+  private start(): void {
+    this.started = true;
+    if (this.signal?.aborted) {
+      this.finished = true;
+      return;
+    }
+    let stream = this.bus.streams.get(this.runId);
+    if (stream === undefined) {
+      stream = { seq: 0, events: [], watchers: new Set(), touched: Date.now() };
+      this.bus.streams.set(this.runId, stream);
+    }
+    this.stream = stream;
+    const kept = stream.events;
+    let from = 0;
+    while (from < kept.length && (kept[from] as RunEvent).seq <= this.after) from++;
+    this.queue = kept.slice(from);
+    const first = this.queue[0];
+    const expected = Math.max(this.after, 0) + 1;
+    if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
+    this.cap();
+    if (stream.endedAt !== undefined) this.closed = true;
+    stream.watchers.add(this);
+    this.signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Takes the next item off the queue: the gap notice if one is owed, else the next event. */
+  private take(): RunEvent {
+    const event = this.queue[this.head] as RunEvent;
+    if (this.dropped > 0) {
+      const dropped = this.dropped;
+      this.dropped = 0;
+      return Object.freeze({
+        kind: "notice",
+        text: `${dropped} event${dropped === 1 ? " was" : "s were"} dropped here: this watcher fell too far behind.`,
+        dropped,
+        seq: event.seq - 1,
+        at: event.at,
+      });
+    }
+    this.head++;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head >= count(this.bus.settings.maxEvents)) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (event.kind === "done") this.finish();
+    return event;
+  }
+
+  /** Cuts the unread queue back to the cap once it runs past cap plus slack, counting what went. */
+  private cap(): void {
+    const max = count(this.bus.settings.maxEvents);
+    const unread = this.queue.length - this.head;
+    if (unread <= max + count(this.bus.settings.trimSlack)) return;
+    const cut = unread - max;
+    this.queue = this.queue.slice(this.head + cut);
+    this.head = 0;
+    this.dropped += cut;
+  }
+
+  /** Called by the bus for each event the run emits. */
+  push(event: RunEvent): void {
+    if (this.finished || event.seq <= this.after) return;
+    const resolve = this.waiting.shift();
+    if (resolve !== undefined) {
+      if (event.kind === "done") this.finish();
+      resolve({ done: false, value: event });
+      return;
+    }
+    this.queue.push(event);
+    this.cap();
+  }
+
+  /** Called by the bus when the run is dropped: what is queued is still handed out. */
+  close(): void {
+    this.closed = true;
+    if (this.stream !== undefined) this.stream.watchers.delete(this);
+    if (this.waiting.length > 0 || this.head >= this.queue.length) this.finish();
+  }
+
+  /** Stops listening, releases the queue and ends every pending read. */
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.queue = [];
+    this.head = 0;
+    this.signal?.removeEventListener("abort", this.onAbort);
+    const stream = this.stream;
+    this.stream = undefined;
+    if (stream !== undefined && stream.watchers.delete(this) && stream.watchers.size === 0) {
+      if (this.bus.streams.get(this.runId) === stream) {
+        if (stream.seq === 0 && stream.endedAt === undefined) this.bus.streams.delete(this.runId);
+        else scheduleSweep(this.bus, Math.max(deadlineOf(stream, this.bus.settings), Date.now()));
+      }
+    }
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resolve of waiting) resolve({ done: true, value: undefined });
+  }
+}
+

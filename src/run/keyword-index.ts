@@ -1,0 +1,323 @@
+/**
+ * @module run/keyword-index
+ * The term index behind keyword preselection: each catalogued tool's words, weighted by the
+ * field they came from, and a ranking of the whole catalogue against a request.
+ *
+ * The score is BM25F: a term's frequency is summed over the tool's fields (its name, its
+ * server's label, its description), each field weighted and normalised by its own length, and
+ * saturated once, so a word in the name counts for more than the same word in a long
+ * description. Words are lower-cased, split on camelCase, snake_case, kebab-case and anything
+ * that is not a letter or a digit, reduced by a light suffix stemmer (plurals, -ing, -ed), and
+ * English function words are dropped before anything is counted; Chinese and Japanese text is
+ * read as pairs of characters. A tool's name also yields the pairs of adjacent words it is made
+ * of, and a request's adjacent words are looked up as pairs, so "create issue" ranks
+ * `create_issue` above a tool that only shares one of the two words. A tool also gains a share of
+ * the best score on its own server, since the tools one request needs tend to sit together.
+ */
+
+import type { CatalogServer } from "../shapes/catalog.js";
+
+/** One catalogued tool as the index holds it. */
+export interface IndexedTool {
+  /** The tool's name. */
+  readonly name: string;
+  /** The name of the server that lists it. */
+  readonly server: string;
+}
+
+/** How the score weighs a field and normalises its length. */
+export interface FieldWeights {
+  readonly name: number;
+  readonly label: number;
+  readonly description: number;
+}
+
+/** The settings of the score; the defaults were measured on public tool-retrieval sets. */
+export interface IndexSettings {
+  readonly k1: number;
+  readonly weights: FieldWeights;
+  readonly lengthNormalisation: FieldWeights;
+  /** Weight of a pair of adjacent name words, relative to a single name word. */
+  readonly pairWeight: number;
+  readonly stem: boolean;
+  /** Share of the best score on a tool's server added to the tool's own. */
+  readonly serverBoost: number;
+}
+
+/** The settings {@link indexTools} uses unless told otherwise. */
+export const DEFAULT_INDEX_SETTINGS: IndexSettings = Object.freeze({
+  k1: 1.2,
+  weights: Object.freeze({ name: 2, label: 1.5, description: 1 }),
+  lengthNormalisation: Object.freeze({ name: 0.5, label: 0.5, description: 0.75 }),
+  pairWeight: 1,
+  stem: true,
+  serverBoost: 0.3,
+});
+
+/** A built index: the tools in catalogue order and, per term, the tools holding it. */
+export interface KeywordIndex {
+  readonly tools: readonly IndexedTool[];
+  /** Per term, parallel arrays of tool positions and saturated weights. */
+  readonly postings: ReadonlyMap<string, Posting>;
+  /** Per term, its inverse document frequency. */
+  readonly idf: ReadonlyMap<string, number>;
+  readonly settings: IndexSettings;
+  /** Per tool, the position of its server's group. */
+  readonly groupOf: Int32Array;
+  /** Per server group, the positions of its tools. */
+  readonly groups: readonly Int32Array[];
+}
+
+/** The tools a term occurs in and how much it weighs in each. */
+export interface Posting {
+  readonly tools: Int32Array;
+  readonly weights: Float64Array;
+}
+
+/** One tool's score against a request, with the most distinctive term it matched. */
+export interface ScoredTool {
+  readonly position: number;
+  readonly score: number;
+  /** Its score from its own words alone, before its server's share. */
+  readonly own: number;
+  /** The highest inverse document frequency among the terms it matched. */
+  readonly bestIdf: number;
+}
+
+/** Words that carry no topic, dropped from both sides before counting. */
+const FUNCTION_WORDS: ReadonlySet<string> = new Set(
+  (
+    "a about above across after again against all almost along already also although always am among an and another any anybody anyone " +
+    "anything anyway anywhere are aren around as at be became because been before being below beside besides between both but by can " +
+    "cannot could couldn did didn do does doesn doing don done during each either else enough etc even ever every everybody everyone " +
+    "everything except few for from further had hadn has hasn have haven having he her here hers herself him himself his how however i " +
+    "if in into is isn it its itself just least less let like ll may maybe me might mine more most much must mustn my myself neither " +
+    "never no nobody none nor not nothing now of off often on once one only onto or other others otherwise our ours ourselves out over " +
+    "own per perhaps please quite rather re s same shall shan she should shouldn since so some somebody someone something sometimes " +
+    "somewhere such t than that the their theirs them themselves then there these they this those though through thus to too toward " +
+    "towards under until unto up upon us ve very via was wasn we were weren what whatever when whenever where wherever whether which " +
+    "while who whoever whom whose why will with within without won would wouldn yet you your yours yourself yourselves d m o y"
+  ).split(" "),
+);
+
+/** Splits text into lower-case words on camelCase, snake_case, kebab-case and non-alphanumerics. */
+export function splitWords(text: string): string[] {
+  if (typeof text !== "string" || text.length === 0) return [];
+  const spaced = text
+    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2")
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
+    .toLowerCase();
+  return spaced.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0);
+}
+
+/** Tells whether a lower-case word is an English function word. */
+export function isFunctionWord(word: string): boolean {
+  return FUNCTION_WORDS.has(word);
+}
+
+/** Reduces a lower-case word by a few English suffixes, so "files", "filing" and "filed" meet "file". */
+export function stemWord(word: string): string {
+  if (word.length <= 3 || !/^[a-z]+$/.test(word)) return word;
+  if (word.endsWith("ies") && word.length > 4) return word.slice(0, -3) + "y";
+  if (word.endsWith("sses")) return word.slice(0, -2);
+  if (/(?:ch|sh|x|z)es$/.test(word)) return word.slice(0, -2);
+  if (word.endsWith("s") && !/(?:ss|us|is|ous)$/.test(word)) return word.slice(0, -1);
+  if (word.endsWith("ing") && word.length > 5) return undouble(word.slice(0, -3));
+  if (word.endsWith("ed") && word.length > 4) return undouble(word.slice(0, -2));
+  return word;
+}
+
+function undouble(stem: string): string {
+  return /([b-df-hj-np-tv-z])\1$/.test(stem) && !/(?:ll|ss|zz)$/.test(stem) ? stem.slice(0, -1) : stem;
+}
+
+/** Scripts written without spaces between words, read as overlapping pairs of characters. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/**
+ * The terms of a piece of text: its words less function words, each stemmed when asked. A run of
+ * Chinese or Japanese characters, which has no spaces to split on, gives its overlapping pairs of
+ * characters (a single character stays one term).
+ */
+export function termsOf(text: string, stem = DEFAULT_INDEX_SETTINGS.stem): string[] {
+  const terms: string[] = [];
+  for (const word of splitWords(text)) {
+    if (FUNCTION_WORDS.has(word)) continue;
+    if (UNSPACED.test(word)) {
+      const characters = [...word];
+      if (characters.length === 1) terms.push(word);
+      for (let i = 1; i < characters.length; i++) terms.push(characters[i - 1]! + characters[i]!);
+      continue;
+    }
+    terms.push(stem ? stemWord(word) : word);
+  }
+  return terms;
+}
+
+function pairsOf(terms: readonly string[]): string[] {
+  const pairs: string[] = [];
+  for (let i = 1; i < terms.length; i++) pairs.push(`${terms[i - 1]} ${terms[i]}`);
+  return pairs;
+}
+
+/** Builds the index of a catalogue; servers or tools that are not objects with a string name are skipped. */
+export function indexTools(catalog: readonly CatalogServer[], settings: IndexSettings = DEFAULT_INDEX_SETTINGS): KeywordIndex {
+  const tools: IndexedTool[] = [];
+  // Per tool, its name terms (pairs included), its server's label terms and its description terms.
+  const fields: { name: string[]; label: string[]; description: string[]; nameLength: number }[] = [];
+  const list = Array.isArray(catalog) ? catalog : [];
+  const groupOf: number[] = [];
+  const groups: number[][] = [];
+  for (const server of list) {
+    if (!server || typeof server !== "object" || !Array.isArray(server.tools)) continue;
+    const serverName = typeof server.name === "string" ? server.name : "";
+    const label = typeof server.label === "string" && server.label.trim() ? server.label : serverName;
+    const labelTerms = termsOf(label, settings.stem);
+    const group: number[] = [];
+    for (const tool of server.tools) {
+      if (!tool || typeof tool !== "object" || typeof tool.name !== "string" || tool.name === "") continue;
+      const nameTerms = termsOf(tool.name, settings.stem);
+      const nameLength = nameTerms.length;
+      if (settings.pairWeight > 0) nameTerms.push(...pairsOf(nameTerms));
+      group.push(tools.length);
+      groupOf.push(groups.length);
+      tools.push({ name: tool.name, server: serverName });
+      fields.push({
+        name: nameTerms,
+        label: labelTerms,
+        description: termsOf(typeof tool.description === "string" ? tool.description : "", settings.stem),
+        nameLength,
+      });
+    }
+    if (group.length > 0) groups.push(group);
+  }
+  const count = tools.length;
+  let nameTotal = 0;
+  let labelTotal = 0;
+  let descriptionTotal = 0;
+  for (const field of fields) {
+    nameTotal += field.nameLength;
+    labelTotal += field.label.length;
+    descriptionTotal += field.description.length;
+  }
+  const nameAverage = nameTotal > 0 ? nameTotal / count : 1;
+  const labelAverage = labelTotal > 0 ? labelTotal / count : 1;
+  const descriptionAverage = descriptionTotal > 0 ? descriptionTotal / count : 1;
+  const { weights, lengthNormalisation: b, k1, pairWeight } = settings;
+  const share = (weight: number, normalisation: number, length: number, average: number): number => {
+    const norm = 1 - normalisation + normalisation * (length / average);
+    return weight / (norm > 0 ? norm : 1);
+  };
+  const gathered = new Map<string, { tools: number[]; weights: number[] }>();
+  const pseudo = new Map<string, number>();
+  fields.forEach((field, position) => {
+    pseudo.clear();
+    // Each occurrence adds its field's weight over that field's length normalisation.
+    const nameShare = share(weights.name, b.name, field.nameLength, nameAverage);
+    field.name.forEach((term, index) => {
+      const add = index < field.nameLength ? nameShare : nameShare * pairWeight;
+      pseudo.set(term, (pseudo.get(term) ?? 0) + add);
+    });
+    const labelShare = share(weights.label, b.label, field.label.length, labelAverage);
+    for (const term of field.label) pseudo.set(term, (pseudo.get(term) ?? 0) + labelShare);
+    const descriptionShare = share(weights.description, b.description, field.description.length, descriptionAverage);
+    for (const term of field.description) pseudo.set(term, (pseudo.get(term) ?? 0) + descriptionShare);
+    for (const [term, frequency] of pseudo) {
+      let entry = gathered.get(term);
+      if (!entry) {
+        entry = { tools: [], weights: [] };
+        gathered.set(term, entry);
+      }
+      entry.tools.push(position);
+      entry.weights.push(frequency / (k1 + frequency));
+    }
+  });
+  const postings = new Map<string, Posting>();
+  const idf = new Map<string, number>();
+  for (const [term, entry] of gathered) {
+    postings.set(term, { tools: Int32Array.from(entry.tools), weights: Float64Array.from(entry.weights) });
+    const df = entry.tools.length;
+    idf.set(term, Math.log(1 + (count - df + 0.5) / (df + 0.5)));
+  }
+  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)) };
+}
+
+/** The query terms of a request: its words and, at half weight, its adjacent pairs. */
+function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
+  const terms = termsOf(request, index.settings.stem);
+  const wanted = new Map<string, number>();
+  for (const term of terms) wanted.set(term, 1);
+  if (index.settings.pairWeight > 0) {
+    for (const pair of pairsOf(terms)) if (!wanted.has(pair)) wanted.set(pair, 1);
+  }
+  return wanted;
+}
+
+/**
+ * Scores every tool against a request and returns, in no order, those that matched anything and
+ * the tools on their servers, which gain a share of their server's best score.
+ */
+export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
+  if (typeof request !== "string" || index.tools.length === 0) return [];
+  const scores = new Float64Array(index.tools.length);
+  const best = new Float64Array(index.tools.length);
+  const touched: number[] = [];
+  for (const [term, weight] of queryTerms(index, request)) {
+    const posting = index.postings.get(term);
+    if (!posting) continue;
+    const idf = index.idf.get(term) ?? 0;
+    for (let i = 0; i < posting.tools.length; i++) {
+      const position = posting.tools[i]!;
+      if (scores[position] === 0) touched.push(position);
+      scores[position]! += weight * idf * posting.weights[i]!;
+      if (idf > best[position]!) best[position] = idf;
+    }
+  }
+  const scored: ScoredTool[] = [];
+  const boost = index.settings.serverBoost;
+  if (boost > 0 && index.groups.length > 1) {
+    const top = new Map<number, number>();
+    for (const position of touched) {
+      const group = index.groupOf[position]!;
+      if (scores[position]! > (top.get(group) ?? 0)) top.set(group, scores[position]!);
+    }
+    for (const [group, groupBest] of top) {
+      for (const position of index.groups[group]!) {
+        const own = scores[position]!;
+        scored.push({ position, score: own + boost * groupBest, own, bestIdf: best[position]! });
+      }
+    }
+  } else {
+    for (const position of touched) {
+      if (scores[position]! > 0) scored.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
+    }
+  }
+  return scored;
+}
+
+function before(a: ScoredTool, b: ScoredTool): boolean {
+  return a.score > b.score || (a.score === b.score && a.position < b.position);
+}
+
+/** The best `count` of some scored tools, best first, ties in catalogue order. */
+export function topTools(scored: readonly ScoredTool[], count: number): ScoredTool[] {
+  if (count >= scored.length) return [...scored].sort((a, b) => b.score - a.score || a.position - b.position);
+  const top: ScoredTool[] = [];
+  if (count <= 0) return top;
+  for (const entry of scored) {
+    if (top.length === count && !before(entry, top[count - 1]!)) continue;
+    let at = top.length === count ? count - 1 : top.length;
+    if (top.length < count) top.push(entry);
+    while (at > 0 && before(entry, top[at - 1]!)) {
+      top[at] = top[at - 1]!;
+      at--;
+    }
+    top[at] = entry;
+  }
+  return top;
+}
+
+/** Scores every tool against a request and returns those that matched anything, best first. */
+export function rankTools(index: KeywordIndex, request: string): ScoredTool[] {
+  return topTools(scoreTools(index, request), Number.POSITIVE_INFINITY);
+}

@@ -1,0 +1,126 @@
+/**
+ * @module shapes/event-types
+ * The shapes of what a run emits — the event union, a turn's metrics and a run's outcome — and
+ * the bus's settings.
+ *
+ * Kept apart from the bus so that `runMetrics` and the bus can both read them without importing
+ * each other. `events` re-exports every name here.
+ */
+
+import type { ContextBreakdown } from "../text/tokens.js";
+import type { LedgerEntry } from "../run/ledger.js";
+import type { FinishReason, TurnTimings, TurnUsage } from "./config.js";
+
+/**
+ * Why a turn's prompt cache was judged broken, read off the request against the one before it.
+ *
+ * `tools-changed` and `system-changed` name the part of the head that moved; `history-rewritten`
+ * is a fold or a prune; `none-known` is a request that only appended, which points at the server.
+ */
+export type CacheBreakReason = "tools-changed" | "system-changed" | "history-rewritten" | "none-known";
+
+
+/**
+ * What one turn cost and how it went, as a usage event carries it.
+ *
+ * The {@link TurnUsage} counts and the finish reason come from the endpoint; the rest is what
+ * the loop alone can know about the request it sent. Every optional field is absent, not zero,
+ * where nothing measured it.
+ */
+export interface TurnMetrics extends TurnUsage {
+  /** The finish reason the server sent; `""` where it never said. */
+  finishReason: FinishReason;
+  /** How many tools the request declared. */
+  toolsDeclared: number;
+  /** The estimated size of the declared tool block, in tokens. */
+  toolSchemaTokens: number;
+  /** The prompt a warm cache should have held: the previous prompt plus its reply. From the second request on. */
+  cacheExpected?: number;
+  /** Whether the cache hit fell short of 90% of the previous prompt; only where a cache count was reported. */
+  cacheBroken?: boolean;
+  /** Why the cache broke, where it did. */
+  cacheBreakReason?: CacheBreakReason;
+  /** The request's prompt cut into system, tools, history and tool results. */
+  context?: ContextBreakdown;
+  /** llama.cpp's timings for the turn, where the server sent them. */
+  timings?: TurnTimings;
+  /** Milliseconds from the request to the first chunk that carried something. */
+  firstTokenMs?: number;
+  /** Milliseconds from the request to the end of the turn. */
+  durationMs?: number;
+}
+
+/** The run's token counts so far, summed over its turns. */
+export interface RunTotals {
+  prompt: number;
+  completion: number;
+  total: number;
+  cached: number;
+}
+
+
+/** How a run ended, as its `done` event says. */
+export type RunOutcome = "answered" | "failed" | "stopped";
+
+/**
+ * What `emit` is handed: one event without its `seq` and `at`, which the bus assigns.
+ *
+ * A union on `kind`. Text-bearing kinds carry `text`; the tool kinds carry the call's `id` so a
+ * result can be matched to its call, with `args` and `content` already cut for display.
+ */
+export type RunEventInput =
+  /** Answer text as it streams. */
+  | { kind: "output"; text: string }
+  /** Scratchpad text as it streams. */
+  | { kind: "thinking"; text: string }
+  /** The model asked for a tool; `args` is a preview of the arguments. */
+  | { kind: "tool-call"; id: string; name: string; args: string }
+  /** A tool answered; `content` is a preview of what the model reads. */
+  | { kind: "tool-result"; id: string; name: string; ok: boolean; content: string; durationMs?: number }
+  /** A turn ended: the run's totals so far, that turn's own metrics, and the ledger where one is kept. */
+  | { kind: "usage"; totals: RunTotals; turn: TurnMetrics; ledger?: readonly LedgerEntry[] }
+  /** A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap. */
+  | { kind: "notice"; text: string; dropped?: number }
+  /** Something went wrong; the run may or may not go on. */
+  | { kind: "error"; message: string }
+  /** The run ended. The last event a run has. */
+  | { kind: "done"; outcome?: RunOutcome };
+
+/** The `kind` of a run event. */
+export type RunEventKind = RunEventInput["kind"];
+
+/**
+ * One event as the bus keeps and hands it out: the input plus its per-run `seq` (from 1) and
+ * `at`, the epoch milliseconds at which it was emitted.
+ */
+export type RunEvent = RunEventInput & {
+  /** Per-run counter from 1; what a client orders and de-duplicates on. */
+  readonly seq: number;
+  /** When it was emitted, in epoch milliseconds. */
+  readonly at: number;
+};
+
+/** The bus's four numbers: the backlog cap, the slack it is trimmed by, and the two reaping deadlines. */
+export interface EventSettings {
+  /**
+   * The most recent events a run's backlog and each watcher's queue hold.
+   * @default 1000
+   */
+  maxEvents: number;
+  /**
+   * How far past `maxEvents` a backlog or queue may run before it is cut back to `maxEvents`.
+   * @default 256
+   */
+  trimSlack: number;
+  /**
+   * How long a run stays readable after its `done` event (or `endRun`), in milliseconds.
+   * @default 60000
+   */
+  retainMs: number;
+  /**
+   * How long a run that has not ended is kept after its last event, in milliseconds.
+   * @default 1800000
+   */
+  retainUnendedMs: number;
+}
+

@@ -1,0 +1,65 @@
+/**
+ * @module state/state
+ * The container of every cache and latch the library keeps.
+ *
+ * A module that needs state defines a slot with {@link defineSlot} (an immutable key, safe at
+ * module level) and reads it with {@link slotOf}. The slot's value lives in a
+ * {@link RuntimeState}, never in the module: `createRuntime()` makes a fresh state, the
+ * top-level functions use {@link defaultState}, and `resetAll` clears every slot of a state in
+ * one call, so a cache added later cannot escape a reset.
+ */
+
+/** A typed key naming one piece of runtime state and how to make it fresh. */
+export interface Slot<T> {
+  /** Human-readable name, used in tests and diagnostics. */
+  readonly name: string;
+  /** Builds the slot's initial value the first time a state is asked for it. */
+  readonly create: () => T;
+  /** Releases what the value holds (timers, sockets) before it is dropped. */
+  readonly dispose?: (value: T) => void;
+}
+
+/** Every cache and latch of one runtime, keyed by slot. */
+export interface RuntimeState {
+  /** The slot values created so far in this state. */
+  readonly values: Map<Slot<unknown>, unknown>;
+}
+
+/** Defines a slot: the key a module uses to keep one cache in a runtime state. */
+export function defineSlot<T>(name: string, create: () => T, dispose?: (value: T) => void): Slot<T> {
+  return Object.freeze(dispose ? { name, create, dispose } : { name, create });
+}
+
+/** Makes an empty runtime state; slots are created on first use. */
+export function createState(): RuntimeState {
+  return { values: new Map() };
+}
+
+/** Returns the value of `slot` in `state`, creating it on first use. */
+export function slotOf<T>(state: RuntimeState, slot: Slot<T>): T {
+  const values = state.values as Map<Slot<T>, T>;
+  if (values.has(slot)) return values.get(slot) as T;
+  const value = slot.create();
+  values.set(slot, value);
+  return value;
+}
+
+/** Names of the slots a state has created, in creation order. */
+export function slotNames(state: RuntimeState): string[] {
+  return [...state.values.keys()].map((slot) => slot.name);
+}
+
+/** Drops every slot value of `state`, disposing each first, so the next use starts fresh. */
+export function clearState(state: RuntimeState): void {
+  for (const [slot, value] of state.values) {
+    try {
+      slot.dispose?.(value);
+    } catch {
+      // A dispose that fails must not keep the other caches alive.
+    }
+  }
+  state.values.clear();
+}
+
+/** The state behind the top-level functions (the default runtime). */
+export const defaultState: RuntimeState = createState();

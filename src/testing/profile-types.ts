@@ -1,0 +1,167 @@
+/**
+ * @module testing/profile-types
+ * The shapes of a server family as the loopback endpoint imitates it: its name, the refusals it
+ * can be told to make, and how it lists, streams and words them.
+ */
+
+/** The server families the loopback endpoint can imitate. */
+export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter";
+
+/** Every profile name, in a stable order, for tests that walk them all. */
+export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"]);
+
+/**
+ * The things a server or model may refuse that the specification names.
+ *
+ * - `streamOptions`: the `stream_options` field (usage in the stream) as a whole.
+ * - `strict`: `strict: true` on a tool's function or a json_schema response format.
+ * - `tools`: the `tools` field at all.
+ * - `reasoningEffort`: a `reasoning_effort` value, answered with the values the model takes.
+ * - `reasoningEffortUnsupported`: `reasoning_effort` as a parameter, for a model that takes none.
+ * - `maxTokens`: `max_tokens` in favour of `max_completion_tokens`.
+ * - `temperature`: any temperature but the model's default of 1.
+ * - `unknownField`: a field the server does not know ("Unrecognized request argument supplied").
+ * - `unknownParameter`: the same, in the other wording ("Unknown parameter: 'x'.").
+ * - `responseFormat`: a `response_format` of type `json_schema`.
+ * - `schemaGrammar`: a schema the server cannot compile into a grammar.
+ * - `invalidSchema`: a schema the server finds invalid.
+ * - `maxTokensValue`: a ceiling above what the model can produce (a value refusal).
+ * - `temperatureValue`: a temperature out of range (a value refusal).
+ * - `contextOverflow`: a prompt (and ceiling) larger than the window.
+ * - `rateLimitTokens`: the 429 that borrows overflow's words ("Request too large … tokens per min").
+ * - `requestTooLarge`: Groq's 413 for a request over its per-minute token limit.
+ * - `loading`: the model is still being loaded (llama.cpp's 503 "Loading model").
+ * - `overflowInStream`: a context overflow sent as an error event inside a 200 stream.
+ * - `prefill`: a trailing assistant message the server will not continue.
+ */
+export type RefusalKind =
+  | "streamOptions"
+  | "strict"
+  | "tools"
+  | "reasoningEffort"
+  | "reasoningEffortUnsupported"
+  | "maxTokens"
+  | "temperature"
+  | "unknownField"
+  | "unknownParameter"
+  | "responseFormat"
+  | "schemaGrammar"
+  | "invalidSchema"
+  | "maxTokensValue"
+  | "temperatureValue"
+  | "contextOverflow"
+  | "rateLimitTokens"
+  | "requestTooLarge"
+  | "loading"
+  | "overflowInStream"
+  | "prefill";
+
+/** Every refusal kind, in a stable order, for tests that walk them all. */
+export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
+  "streamOptions",
+  "strict",
+  "tools",
+  "reasoningEffort",
+  "reasoningEffortUnsupported",
+  "maxTokens",
+  "temperature",
+  "unknownField",
+  "unknownParameter",
+  "responseFormat",
+  "schemaGrammar",
+  "invalidSchema",
+  "maxTokensValue",
+  "temperatureValue",
+  "contextOverflow",
+  "rateLimitTokens",
+  "requestTooLarge",
+  "loading",
+  "overflowInStream",
+  "prefill",
+]);
+
+/**
+ * What a refusal wording is filled in with; every field is optional and has a plausible default.
+ *
+ * A string passed where a detail is expected is read as `field` (or `value` for the effort).
+ */
+export interface RefusalDetail {
+  /** The refused field's name (unknownField, unknownParameter, strict). */
+  field?: string;
+  /** The refused value (reasoningEffort, temperature, temperatureValue, maxTokensValue). */
+  value?: string | number;
+  /** The values the model takes instead (reasoningEffort). */
+  supported?: string[];
+  /** The model's name as the request spelled it. */
+  model?: string;
+  /** The prompt's size in tokens (contextOverflow, rateLimitTokens). */
+  promptTokens?: number;
+  /** The reply ceiling the request carried (contextOverflow, maxTokensValue). */
+  completionTokens?: number;
+  /** The served context window (contextOverflow). */
+  window?: number;
+  /** The model's largest reply (maxTokensValue). */
+  ceiling?: number;
+  /** The per-minute token limit (rateLimitTokens, requestTooLarge). */
+  limit?: number;
+  /** The tool or schema name the refusal names (strict, invalidSchema, schemaGrammar). */
+  name?: string;
+}
+
+/** A family's real answer to one refusal: status, body and where the wording was found. */
+export interface RefusalWording {
+  /** The HTTP status the server answers with (200 for an error sent inside a stream). */
+  status: number;
+  /** Builds the body from the details of this request; a string body is sent as text. */
+  body: (detail: Required<Pick<RefusalDetail, "model">> & RefusalDetail) => unknown;
+  /** Where the wording comes from: a file in the server's repository or an issue thread URL. */
+  source: string;
+  /** True where no real wording was found and the body is only shaped like the family's errors. */
+  invented?: boolean;
+}
+
+/** How a family streams a turn. */
+export interface StreamStyle {
+  /** Whether the stream opens with a content-free `{"role":"assistant"}` chunk. */
+  roleChunk: boolean;
+  /** The delta field the family streams the scratchpad in. */
+  reasoningField: "reasoning_content" | "reasoning";
+  /** Whether every delta repeats `role: "assistant"` (LM Studio, Ollama, OpenRouter). */
+  roleOnEveryChunk: boolean;
+  /** When a stream carries usage: only under `stream_options.include_usage`, always, or never. */
+  usageInStream: "when-asked" | "always" | "never";
+  /** Whether usage rides on the chunk carrying finish_reason rather than a chunk of its own. */
+  usageOnFinalChunk: boolean;
+  /** Whether the final chunk carries llama.cpp-style `timings`. */
+  timings: boolean;
+  /** Whether usage always carries `prompt_tokens_details.cached_tokens`, zero on a cold cache. */
+  cachedAlways: boolean;
+  /** SSE comment lines the family sends before its first chunk (OpenRouter's keep-alive). */
+  leadingComments: string[];
+  /** The prefix of the completion id. */
+  idPrefix: string;
+  /** Where the streaming habits were read from. */
+  source: string;
+}
+
+/** A server family: its listings, its 404, how it streams and how it refuses. */
+export interface Profile {
+  /** The family's name. */
+  name: ProfileName;
+  /** The `/v1/models` body for these entries. */
+  listing: (models: Record<string, unknown>[]) => unknown;
+  /** A default `/v1/models` entry for a model served with this window. */
+  modelEntry: (id: string, window: number) => Record<string, unknown>;
+  /** llama.cpp's `/props` body, or null where the family has no such route. */
+  props: (id: string, window: number) => unknown;
+  /** LM Studio's `/api/v0/models` body, or null where the family has no such route. */
+  lmstudioModels: (id: string, window: number) => unknown;
+  /** The answer to a route the family does not serve. */
+  notFound: (method: string, path: string) => { status: number; body: unknown; source: string };
+  /** How the family streams. */
+  stream: StreamStyle;
+  /** The family's refusal wordings; a kind it has no wording for falls back to `fallbackError`. */
+  refusals: Partial<Record<RefusalKind, RefusalWording>>;
+  /** Shapes an error the family has no recorded wording for, in its usual error body. */
+  fallbackError: (status: number, message: string, type: string) => unknown;
+}

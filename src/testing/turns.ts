@@ -1,0 +1,275 @@
+/**
+ * @module testing/turns
+ * Builds a scripted turn into the chunks a server family streams, or into the one
+ * `chat.completion` object it answers a request that does not stream with.
+ */
+import { countChars4 } from "./render.js";
+import type { Profile } from "./profile-types.js";
+
+/** One tool call in a scripted turn. */
+export interface ToolCallSpec {
+  /** The function's name. */
+  name: string;
+  /** The arguments: a string is sent as written (so it may be broken JSON), an object as JSON. */
+  arguments: string | Record<string, unknown>;
+  /** The call's id. @default "call_<index>" */
+  id?: string;
+}
+
+/** An OpenAI usage object, or parts of one, merged over what the endpoint counted. */
+export interface UsageOverride {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: Record<string, unknown>;
+  completion_tokens_details?: Record<string, unknown>;
+  /** Shorthand for `prompt_tokens_details.cached_tokens`. */
+  cached_tokens?: number;
+  /** Shorthand for `completion_tokens_details.reasoning_tokens`. */
+  reasoning_tokens?: number;
+  [field: string]: unknown;
+}
+
+/** A turn to stream, described by what the model says rather than by chunks. */
+export interface TurnSpec {
+  /** The answer text. */
+  content?: string;
+  /** The scratchpad text, streamed in the family's reasoning field. */
+  reasoning?: string;
+  /** The field the scratchpad is streamed in. Defaults to the family's. */
+  reasoningField?: "reasoning_content" | "reasoning";
+  /** Tool calls, streamed by index after the content. */
+  toolCalls?: ToolCallSpec[];
+  /** The finish reason; null sends none. @default "tool_calls" with tool calls, else "stop" */
+  finishReason?: string | null;
+  /** Usage merged over the counted one, or false to send no usage at all. */
+  usage?: UsageOverride | false;
+  /** llama.cpp timings merged over the computed ones, or false to send none. Only sent by families that send timings, unless given. */
+  timings?: Record<string, number> | false;
+  /** How many deltas each text (content, reasoning, each call's arguments) is split into. @default 3 */
+  pieces?: number;
+  /** Whether to open with the content-free role chunk. Defaults to the family's habit. */
+  roleChunk?: boolean;
+}
+
+/** What the endpoint counted for the request a turn answers. */
+export interface UsageCounts {
+  /** The prompt, in the configured unit. */
+  prompt: number;
+  /** The prefix shared with the previous request, where prefix caching is on. */
+  cached: number | undefined;
+}
+
+/** The request-dependent inputs to building a turn. */
+export interface TurnContext {
+  model: string;
+  includeUsage: boolean;
+  usage: UsageCounts;
+}
+
+const CREATED = 1_700_000_000;
+
+/** Splits text into at most `count` pieces of near-equal length, never inside a surrogate pair. */
+export function splitPieces(text: string, count: number): string[] {
+  const points = Array.from(text);
+  const n = Math.max(1, Math.min(Math.floor(count) || 1, points.length));
+  if (points.length === 0) return [];
+  const size = Math.ceil(points.length / n);
+  const pieces: string[] = [];
+  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""));
+  return pieces;
+}
+
+function argumentsText(call: ToolCallSpec): string {
+  return typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+}
+
+function finishOf(spec: TurnSpec): string | null {
+  if (spec.finishReason !== undefined) return spec.finishReason;
+  return spec.toolCalls && spec.toolCalls.length > 0 ? "tool_calls" : "stop";
+}
+
+/** Builds the usage object a family reports for a turn, with the spec's overrides merged in. */
+export function buildUsage(profile: Profile, spec: TurnSpec, counts: UsageCounts): Record<string, unknown> {
+  const override = spec.usage === false ? {} : (spec.usage ?? {});
+  const produced = (spec.content ?? "") + (spec.reasoning ?? "") + (spec.toolCalls ?? []).map(argumentsText).join("");
+  const prompt = override.prompt_tokens ?? counts.prompt;
+  const completion = override.completion_tokens ?? countChars4(produced);
+  const usage: Record<string, unknown> = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: override.total_tokens ?? prompt + completion,
+  };
+  const cached = override.cached_tokens ?? counts.cached;
+  if (cached !== undefined || profile.stream.cachedAlways) {
+    usage.prompt_tokens_details = { cached_tokens: cached ?? 0, ...(profile.name === "openai" ? { audio_tokens: 0 } : {}) };
+  }
+  if (profile.name === "openai") {
+    usage.completion_tokens_details = { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 };
+  }
+  if (profile.name === "openrouter") usage.cost = 0;
+  if (override.reasoning_tokens !== undefined) {
+    usage.completion_tokens_details = { ...(usage.completion_tokens_details as object), reasoning_tokens: override.reasoning_tokens };
+  }
+  if (override.prompt_tokens_details) usage.prompt_tokens_details = { ...(usage.prompt_tokens_details as object), ...override.prompt_tokens_details };
+  if (override.completion_tokens_details) {
+    usage.completion_tokens_details = { ...(usage.completion_tokens_details as object), ...override.completion_tokens_details };
+  }
+  for (const [key, value] of Object.entries(override)) {
+    if (!(key in usage) && key !== "cached_tokens" && key !== "reasoning_tokens") usage[key] = value;
+  }
+  return usage;
+}
+
+/** Builds llama.cpp's `timings` for a turn, or undefined where none are sent. */
+export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<string, unknown>): Record<string, number> | undefined {
+  if (spec.timings === false) return undefined;
+  if (!profile.stream.timings && spec.timings === undefined) return undefined;
+  const prompt = Number(usage.prompt_tokens ?? 0);
+  const details = usage.prompt_tokens_details as { cached_tokens?: number } | undefined;
+  const cached = details?.cached_tokens ?? 0;
+  const promptN = Math.max(0, prompt - cached);
+  const predictedN = Number(usage.completion_tokens ?? 0);
+  const promptMs = promptN * 0.5;
+  const predictedMs = predictedN * 20;
+  return {
+    cache_n: cached,
+    prompt_n: promptN,
+    prompt_ms: promptMs,
+    prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0,
+    prompt_per_second: promptN > 0 ? (promptN * 1000) / promptMs : 0,
+    predicted_n: predictedN,
+    predicted_ms: predictedMs,
+    predicted_per_token_ms: predictedN > 0 ? predictedMs / predictedN : 0,
+    predicted_per_second: predictedN > 0 ? (predictedN * 1000) / predictedMs : 0,
+    ...(spec.timings ?? {}),
+  };
+}
+
+/** Builds the chunks a family streams for a turn, ending before `data: [DONE]`. */
+export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnContext): Array<Record<string, unknown> | string> {
+  const style = profile.stream;
+  const pieces = spec.pieces ?? 3;
+  const field = spec.reasoningField ?? style.reasoningField;
+  const base = {
+    id: `${style.idPrefix}loopback`,
+    object: "chat.completion.chunk",
+    created: CREATED,
+    model: context.model,
+    ...(profile.name === "openai" ? { system_fingerprint: "fp_loopback" } : {}),
+  };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
+    ...base,
+    choices: [{ index: 0, delta: style.roleOnEveryChunk ? { role: "assistant", ...delta } : delta, logprobs: null, finish_reason: finish }],
+  });
+  const chunks: Array<Record<string, unknown> | string> = [...style.leadingComments];
+  if (spec.roleChunk ?? style.roleChunk) {
+    chunks.push(chunk(profile.name === "llama.cpp" ? { role: "assistant", content: null } : { role: "assistant", content: "", ...(profile.name === "openai" ? { refusal: null } : {}) }));
+  }
+  for (const piece of splitPieces(spec.reasoning ?? "", pieces)) chunks.push(chunk({ [field]: piece }));
+  for (const piece of splitPieces(spec.content ?? "", pieces)) chunks.push(chunk({ content: piece }));
+  (spec.toolCalls ?? []).forEach((call, index) => {
+    chunks.push(
+      chunk({
+        tool_calls: [{ index, id: call.id ?? `call_${index}`, type: "function", function: { name: call.name, arguments: "" } }],
+      }),
+    );
+    for (const piece of splitPieces(argumentsText(call), pieces)) {
+      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  const last = chunk({}, finishOf(spec));
+  chunks.push(last);
+  const wanted = style.usageInStream === "always" || (style.usageInStream === "when-asked" && context.includeUsage);
+  const sendUsage = spec.usage !== false && (wanted || spec.usage !== undefined);
+  const usage = buildUsage(profile, spec, context.usage);
+  const timings = buildTimings(profile, spec, usage);
+  if (sendUsage) {
+    if (style.usageOnFinalChunk) last.usage = usage;
+    else chunks.push({ ...base, choices: [], usage });
+  }
+  if (timings) {
+    const tail = chunks[chunks.length - 1];
+    if (tail && typeof tail === "object") tail.timings = timings;
+  }
+  return chunks;
+}
+
+/** Builds the `chat.completion` object a family answers a non-streamed request with. */
+export function buildCompletion(profile: Profile, spec: TurnSpec, context: TurnContext): Record<string, unknown> {
+  const field = spec.reasoningField ?? profile.stream.reasoningField;
+  const message: Record<string, unknown> = { role: "assistant", content: spec.content ?? (spec.toolCalls?.length ? null : "") };
+  if (spec.reasoning) message[field] = spec.reasoning;
+  if (spec.toolCalls?.length) {
+    message.tool_calls = spec.toolCalls.map((call, index) => ({
+      id: call.id ?? `call_${index}`,
+      type: "function",
+      function: { name: call.name, arguments: argumentsText(call) },
+    }));
+  }
+  const usage = buildUsage(profile, spec, context.usage);
+  const timings = buildTimings(profile, spec, usage);
+  return {
+    id: `${profile.stream.idPrefix}loopback`,
+    object: "chat.completion",
+    created: CREATED,
+    model: context.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishOf(spec) }],
+    ...(spec.usage === false ? {} : { usage }),
+    ...(timings ? { timings } : {}),
+  };
+}
+
+/**
+ * Folds raw stream chunks into one `chat.completion` object, for a scripted stream answering a
+ * request that does not stream.
+ *
+ * Content and reasoning deltas are joined, tool-call deltas are joined by index, and the last
+ * finish reason and usage seen win. String chunks are skipped.
+ */
+export function foldChunks(chunks: ReadonlyArray<Record<string, unknown> | string>, model: string): Record<string, unknown> {
+  let content = "";
+  const reasoning: Record<string, string> = {};
+  const calls: Array<{ id?: string; type: string; function: { name: string; arguments: string } }> = [];
+  let finish: unknown = null;
+  let usage: unknown;
+  let timings: unknown;
+  let id = "chatcmpl-loopback";
+  for (const chunk of chunks) {
+    if (typeof chunk === "string") continue;
+    if (typeof chunk.id === "string") id = chunk.id;
+    if (chunk.usage) usage = chunk.usage;
+    if (chunk.timings) timings = chunk.timings;
+    const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Record<string, unknown>>) : [];
+    for (const choice of choices) {
+      if (choice.finish_reason) finish = choice.finish_reason;
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.content === "string") content += delta.content;
+      for (const key of ["reasoning_content", "reasoning"]) {
+        const value = delta[key];
+        if (typeof value === "string") reasoning[key] = (reasoning[key] ?? "") + value;
+      }
+      const toolCalls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as Array<Record<string, unknown>>) : [];
+      for (const call of toolCalls) {
+        const index = typeof call.index === "number" ? call.index : 0;
+        const fn = (call.function ?? {}) as { name?: string; arguments?: string };
+        const slot = (calls[index] ??= { type: "function", function: { name: "", arguments: "" } });
+        if (typeof call.id === "string") slot.id = call.id;
+        if (fn.name) slot.function.name += fn.name;
+        if (fn.arguments) slot.function.arguments += fn.arguments;
+      }
+    }
+  }
+  const message: Record<string, unknown> = { role: "assistant", content, ...reasoning };
+  const present = calls.filter(Boolean);
+  if (present.length > 0) message.tool_calls = present;
+  return {
+    id,
+    object: "chat.completion",
+    created: CREATED,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
+    ...(usage ? { usage } : {}),
+    ...(timings ? { timings } : {}),
+  };
+}

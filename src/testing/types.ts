@@ -1,0 +1,147 @@
+/**
+ * @module testing/types
+ * The shapes the loopback endpoint is driven with: scripted answers, the requests it records,
+ * its options and the running server's handle.
+ */
+import type { PromptCounter, PromptUnits } from "./render.js";
+import type { ProfileName, RefusalKind } from "./profile-types.js";
+import type { RefusalConfig } from "./refusals.js";
+import type { TurnSpec } from "./turns.js";
+
+/** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
+export type ChunkSpec = Record<string, unknown> | string;
+
+/** A streamed reply: each chunk in turn, optionally spaced out, then `data: [DONE]`. */
+export interface StreamScript {
+  kind: "stream";
+  /** The chunks, in order. */
+  chunks: ChunkSpec[];
+  /** Milliseconds to wait before each chunk. @default 0 */
+  delayMs?: number;
+  /** Whether `data: [DONE]` ends the stream. @default true */
+  done?: boolean;
+  /** The turn the chunks were built from; set by `turn()` so the server rebuilds it per profile and request. */
+  turn?: TurnSpec;
+}
+
+/** A reply that is not streamed: any JSON body with a status. */
+export interface JsonScript {
+  kind: "json";
+  /** The HTTP status. @default 200 */
+  status?: number;
+  /** The body, sent as JSON (a string is sent as text). */
+  body: unknown;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+/** An error reply: a JSON object, or a raw string such as an HTML page. */
+export interface ErrorScript {
+  kind: "error";
+  /** The HTTP status. */
+  status: number;
+  /** The body: an object is sent as JSON, a string as text (HTML where it starts with `<`). */
+  body: unknown;
+  /** Extra response headers, such as `retry-after`. */
+  headers?: Record<string, string>;
+  /** The refusal this error was built for, where `refusal()` built it. */
+  refusal?: RefusalKind;
+  /** Where the wording comes from, where `refusal()` built it. */
+  source?: string;
+}
+
+/** A reply that sends its headers (and these chunks), then says nothing until the server closes. */
+export interface StallScript {
+  kind: "stall";
+  /** Chunks sent before the silence. */
+  afterChunks?: ChunkSpec[];
+  /** Say nothing at all, not even the headers. @default false */
+  beforeHeaders?: boolean;
+}
+
+/** A reply whose socket is destroyed after these chunks. */
+export interface DropScript {
+  kind: "drop";
+  /** Chunks sent before the socket is destroyed. */
+  afterChunks?: ChunkSpec[];
+}
+
+/** One scripted answer to a chat-completions request. */
+export type Scripted = StreamScript | JsonScript | ErrorScript | StallScript | DropScript;
+
+/** A request as the endpoint received it. */
+export interface RecordedRequest {
+  /** The HTTP method. */
+  method: string;
+  /** The path, without the query string. */
+  path: string;
+  /** The request headers, names lower-cased. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The body parsed as JSON, or the raw string where it is not JSON (empty string for none). */
+  body: unknown;
+  /** When the request arrived, from the `now` option. */
+  at: number;
+  /** The refusal the endpoint answered it with on its own, if any. */
+  refused?: RefusalKind;
+  /** The prompt size the endpoint counted for a chat request, in the configured unit. */
+  promptTokens?: number;
+  /** The cached prefix the endpoint reported, where `prefixCache` is on and the request was not refused. */
+  cachedTokens?: number;
+}
+
+/** Options for `startEndpoint`. */
+export interface EndpointOptions {
+  /** The server family to imitate. @default "openai" */
+  profile?: ProfileName;
+  /** The `/v1/models` entries; each is merged over the profile's default entry for its id. @default [{ id: "loopback-model" }] */
+  models?: Array<{ id: string } & Record<string, unknown>>;
+  /** The served context window the listings and the overflow check use. @default 32768 */
+  contextWindow?: number;
+  /** llama.cpp's `/props` body; null answers 404. Defaults to the profile's. */
+  props?: object | null;
+  /** LM Studio's `/api/v0/models` body; null answers 404. Defaults to the profile's. */
+  lmstudioModels?: object | null;
+  /** List llama.cpp models with `meta: null`, as a router does while the model loads. @default false */
+  listingWhileLoading?: boolean;
+  /** Answer this many chat requests with the family's "still loading" refusal first. @default 0 */
+  loading?: number;
+  /** What this server, or one model on it, refuses; answered with the profile's wording. */
+  refuse?: RefusalConfig;
+  /** How `usage.prompt_tokens` is counted. @default "chars4" */
+  promptTokens?: PromptUnits;
+  /**
+   * Report `cached_tokens` as the prefix this request shares with the previous one the server
+   * answered (a refused request leaves the cache as it was). @default false
+   */
+  prefixCache?: boolean;
+  /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
+  respond?: (request: RecordedRequest) => Scripted | undefined;
+  /** Overrides for other routes, keyed by `"GET /v1/models"`-style method and path. */
+  routes?: Record<string, Scripted | ((request: RecordedRequest) => Scripted)>;
+  /** The clock requests are stamped with. @default Date.now */
+  now?: () => number;
+}
+
+/** A running loopback endpoint. */
+export interface EndpointServer {
+  /** The OpenAI base URL, `http://127.0.0.1:<port>/v1`. */
+  readonly baseUrl: string;
+  /** The server's origin, `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  /** The profile being imitated. */
+  readonly profile: ProfileName;
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[];
+  /** Queues answers for POST /v1/chat/completions, first in first out. */
+  script(...responses: Scripted[]): void;
+  /** How many scripted answers are still queued. */
+  pending(): number;
+  /** The bodies of the chat-completions requests, in order. */
+  chatBodies(): Array<Record<string, unknown>>;
+  /** The chat-completions requests, in order, with what the endpoint did about each. */
+  chatRequests(): RecordedRequest[];
+  /** The prompt counter the endpoint reports with. */
+  readonly counter: PromptCounter;
+  /** Closes the server and every socket still open; timers it set are cleared. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,72 @@
+/**
+ * @module text/error-body
+ * Reads what a failed request said, whatever shape the failure arrived in.
+ *
+ * Servers answer refusals as OpenAI-shaped JSON, as `{ error: "text" }`, as a nested
+ * `error.error`, as HTML from a proxy, or as an empty body; the SDK wraps them in an APIError,
+ * and a stream can carry one inside a 200. Everything that classifies a failure reads it through
+ * {@link describeError}, so the wording is found the same way everywhere.
+ */
+
+import { isRecord } from "./guards.js";
+
+/** What a failure said, flattened. */
+export interface ErrorDescription {
+  /** The HTTP status, where one is known. */
+  status?: number;
+  /** Every message-like string found in the error and its body, joined by " | ". */
+  message: string;
+  /** The error code the body carried (`context_length_exceeded`, …), where any. */
+  code?: string;
+  /** The error type the body carried (`invalid_request_error`, `unavailable_error`, …), where any. */
+  type?: string;
+  /** The request parameter the body blamed, where any. */
+  param?: string;
+}
+
+const MAX_DEPTH = 6;
+
+function collect(value: unknown, into: ErrorDescription, texts: string[], depth: number, seen: Set<unknown>): void {
+  if (depth > MAX_DEPTH || value === undefined || value === null) return;
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (text) texts.push(text.length > 4000 ? text.slice(0, 4000) : text);
+    return;
+  }
+  if (typeof value === "number") return;
+  if (!isRecord(value) || seen.has(value)) return;
+  seen.add(value);
+  const status = value.status ?? value.statusCode;
+  if (into.status === undefined && typeof status === "number" && status >= 100 && status < 600) into.status = status;
+  if (into.code === undefined && typeof value.code === "string") into.code = value.code;
+  if (into.code === undefined && typeof value.code === "number" && value.code >= 100 && value.code < 600 && into.status === undefined) {
+    into.status = value.code;
+  }
+  if (into.type === undefined && typeof value.type === "string") into.type = value.type;
+  if (into.param === undefined && typeof value.param === "string") into.param = value.param;
+  for (const key of ["message", "detail", "msg", "error", "errors", "reason"]) {
+    if (key in value) {
+      const inner = value[key];
+      if (Array.isArray(inner)) for (const item of inner.slice(0, 8)) collect(item, into, texts, depth + 1, seen);
+      else collect(inner, into, texts, depth + 1, seen);
+    }
+  }
+  // The openai SDK keeps the parsed body on `error`; a raw body may hang off `body` or `response`.
+  for (const key of ["body", "cause"]) {
+    if (key in value) collect(value[key], into, texts, depth + 1, seen);
+  }
+}
+
+/** Flattens any caught value into its status, code, type, param and message text; never throws. */
+export function describeError(error: unknown): ErrorDescription {
+  const into: ErrorDescription = { message: "" };
+  const texts: string[] = [];
+  try {
+    collect(error, into, texts, 0, new Set());
+  } catch {
+    // A hostile getter must not turn a classification into a crash.
+  }
+  const unique = [...new Set(texts)];
+  into.message = unique.join(" | ");
+  return into;
+}

@@ -1,0 +1,248 @@
+/**
+ * @module retry
+ * What to do when a request is lost, refused or too big.
+ *
+ * Status codes alone mislead: llama.cpp answers permanent refusals with a 500, Groq sends a
+ * tokens-per-minute limit as a 413, and an overflow can arrive inside a 200 stream. So every
+ * test here reads the wording and the body first and the status second, through one reader of
+ * error bodies.
+ */
+
+import { describeError, type ErrorDescription } from "./error-body.js";
+
+/** Where a context overflow was found: by the guard before sending, or by the endpoint. */
+export type OverflowSource = "guard" | "endpoint";
+
+/** Options for a {@link ContextOverflow}. */
+export interface ContextOverflowOptions {
+  /** The window the request was weighed against, in tokens, where known. */
+  limit?: number;
+  /** What the request came to (prompt plus the reply ceiling), in tokens, where known. */
+  requested?: number;
+  /** Who found out. @default "endpoint" */
+  source?: OverflowSource;
+  /** The endpoint's own wording, where it refused. */
+  endpointMessage?: string;
+  /** The original error. */
+  cause?: unknown;
+}
+
+/**
+ * A request that does not fit the model's context window.
+ *
+ * Raised before sending when the opt-in guard weighs the request over its limit, and after
+ * sending when the endpoint refuses with overflow wording; either way it carries the numbers
+ * that are known and the endpoint's own words.
+ */
+export class ContextOverflow extends Error {
+  override readonly name: string = "ContextOverflow";
+  /** The window, in tokens, where known. */
+  readonly limit?: number;
+  /** The request's size, in tokens, where known. */
+  readonly requested?: number;
+  /** Whether the guard or the endpoint found it. */
+  readonly source: OverflowSource;
+  /** The endpoint's own wording, where it refused. */
+  readonly endpointMessage?: string;
+
+  constructor(options: ContextOverflowOptions = {}, message?: string) {
+    const source = options.source ?? "endpoint";
+    super(
+      message ??
+        (source === "guard"
+          ? `The request needs about ${options.requested} tokens, more than the ${options.limit}-token context window.`
+          : `The endpoint refused the request as too long for the context window${options.endpointMessage ? `: ${options.endpointMessage}` : "."}`),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.source = source;
+    if (options.limit !== undefined) this.limit = options.limit;
+    if (options.requested !== undefined) this.requested = options.requested;
+    if (options.endpointMessage !== undefined) this.endpointMessage = options.endpointMessage;
+  }
+
+  /** Tells a ContextOverflow (or a subclass) from anything else without relying on instanceof. */
+  static is(value: unknown): value is ContextOverflow {
+    return value instanceof ContextOverflow || (value instanceof Error && (value.name === "ContextOverflow" || value.name === "AgentLoopOverflow"));
+  }
+}
+
+/** Which wait an {@link EndpointSilent} ran out of. */
+export type SilencePhase = "first-chunk" | "idle";
+
+/** Options for an {@link EndpointSilent}. */
+export interface EndpointSilentOptions {
+  /** The allowance that ran out, in milliseconds. */
+  idleMs: number;
+  /** Whether the wait was for the first chunk or between chunks. @default "idle" */
+  phase?: SilencePhase;
+  /** The original error, where any. */
+  cause?: unknown;
+}
+
+/**
+ * An endpoint that stopped sending: no chunk within the idle allowance, or no first chunk within
+ * the first-chunk allowance.
+ */
+export class EndpointSilent extends Error {
+  override readonly name = "EndpointSilent";
+  /** The allowance that ran out, in milliseconds. */
+  readonly idleMs: number;
+  /** Which wait ran out. */
+  readonly phase: SilencePhase;
+
+  constructor(options: EndpointSilentOptions) {
+    const phase = options.phase ?? "idle";
+    super(
+      phase === "first-chunk"
+        ? `The endpoint sent nothing within ${options.idleMs} ms of the request (first chunk).`
+        : `The endpoint went silent for ${options.idleMs} ms in the middle of a reply.`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.idleMs = options.idleMs;
+    this.phase = phase;
+  }
+
+  /** Tells an EndpointSilent from anything else without relying on instanceof. */
+  static is(value: unknown): value is EndpointSilent {
+    return value instanceof EndpointSilent || (value instanceof Error && value.name === "EndpointSilent");
+  }
+}
+
+const OVERFLOW_WORDS: RegExp[] = [
+  /context[_ ]length[_ ]exceeded/i,
+  /exceed_context_size/i,
+  /maximum context length/i,
+  /exceeds? (?:the )?(?:available |model'?s? )?context (?:size|length|window)/i,
+  /context (?:window|length|size) (?:is |has been )?(?:exceeded|too small|full)/i,
+  /(?:prompt|input|request) (?:is )?too long/i,
+  /reduce the length of the (?:messages|prompt|input)/i,
+  /longer than the model'?s? context/i,
+  /too many tokens/i,
+  /n_ctx/i,
+  /tokens? (?:exceed|exceeds) (?:the )?(?:limit|context)/i,
+  /context overflow/i,
+  // LM Studio: "Trying to keep the first N tokens when context the overflows. However, the model
+  // is loaded with context length of only M tokens, which is not enough."
+  /when context the overflows/i,
+  /loaded with (?:a )?context length of only/i,
+];
+
+const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD)\b|rate[_ ]?limit/i;
+
+const NETWORK_CODES: ReadonlySet<string> = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+const NETWORK_WORDS = /socket hang up|fetch failed|connection (?:error|reset|closed|refused|terminated)|other side closed|terminated|premature close|network error|stream (?:ended|closed) (?:early|unexpectedly)|ended before/i;
+
+const REFUSAL_WORDS = /unsupported|not supported|unrecognized|unknown (?:parameter|field|argument)|requires|invalid|not allowed|does not support/i;
+
+function networkCode(error: unknown, depth = 0): string | undefined {
+  if (depth > 4 || typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
+  return networkCode((error as { cause?: unknown }).cause, depth + 1);
+}
+
+function isRateLimit(description: ErrorDescription): boolean {
+  if (description.status === 429) return true;
+  if (description.code === "rate_limit_exceeded") return true;
+  return RATE_WORDS.test(description.message);
+}
+
+/**
+ * Says whether a failure is the endpoint refusing the request as too long for the window.
+ *
+ * The wording decides, whatever the status (some servers send it inside a 200 stream); a rate
+ * limit that borrows the same words ("Request too large … on tokens per min") is not one.
+ */
+export function isOverflow(error: unknown): boolean {
+  if (ContextOverflow.is(error)) return true;
+  const description = describeError(error);
+  if (isRateLimit(description)) return false;
+  if (description.code === "context_length_exceeded") return true;
+  if (description.type === "exceed_context_size_error") return true;
+  return OVERFLOW_WORDS.some((pattern) => pattern.test(description.message));
+}
+
+/**
+ * Says whether the server is still loading the model (llama.cpp's 503 "Loading model", a
+ * router swapping models), which is waited for on its own clock rather than retried.
+ */
+export function isModelLoading(error: unknown): boolean {
+  const description = describeError(error);
+  if (description.status !== undefined && description.status !== 503) return false;
+  return /loading model|model (?:is )?(?:still )?loading|is being loaded|loading the model/i.test(description.message);
+}
+
+/**
+ * Says whether a failure is worth sending the same request again: a dropped or refused
+ * connection, a silent endpoint, a rate limit, or a server error whose words do not name
+ * something the request asked for.
+ *
+ * A context overflow is never transient, and neither is a 5xx that reads as a refusal (llama.cpp
+ * answers "tools param requires --jinja flag" with a 500).
+ */
+export function isTransient(error: unknown): boolean {
+  if (ContextOverflow.is(error)) return false;
+  if (EndpointSilent.is(error)) return true;
+  if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return false;
+  if (networkCode(error)) return true;
+  const description = describeError(error);
+  if (isOverflow(error)) return false;
+  if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError")) return true;
+  const status = description.status;
+  if (status === undefined) return NETWORK_WORDS.test(description.message);
+  if (status === 429) return description.code !== "insufficient_quota";
+  if (status === 413) return isRateLimit(description);
+  if (status === 408 || status === 425) return true;
+  if (status === 503 || status === 502 || status === 504 || status === 529) return true;
+  if (status === 500) return !REFUSAL_WORDS.test(description.message);
+  return false;
+}
+
+/** Options for {@link backoffMs}. */
+export interface BackoffOptions {
+  /** The first wait, in milliseconds. @default 1000 */
+  baseMs?: number;
+  /** The longest wait, in milliseconds. @default 8000 */
+  capMs?: number;
+}
+
+function retryAfterMs(error: unknown): number | undefined {
+  const headers = (error as { headers?: unknown } | null)?.headers;
+  let value: unknown;
+  if (headers && typeof (headers as Headers).get === "function") value = (headers as Headers).get("retry-after");
+  else if (headers && typeof headers === "object") value = (headers as Record<string, unknown>)["retry-after"];
+  if (typeof value !== "string" || value === "") return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+/**
+ * How long to wait before retry number `attempt` (0 for the first retry): doubling from one
+ * second to a cap of eight, or the server's Retry-After where it sent one (held to 60 s).
+ */
+export function backoffMs(attempt: number, error?: unknown, options: BackoffOptions = {}): number {
+  const base = options.baseMs ?? 1000;
+  const cap = options.capMs ?? 8000;
+  const told = error === undefined ? undefined : retryAfterMs(error);
+  if (told !== undefined) return Math.min(told, 60_000);
+  const step = Number.isFinite(attempt) && attempt > 0 ? Math.floor(attempt) : 0;
+  return Math.min(cap, base * 2 ** Math.min(step, 30));
+}

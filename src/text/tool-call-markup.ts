@@ -1,0 +1,260 @@
+/**
+ * @module text/tool-call-markup
+ * The readers behind `recoverToolCalls`: each family's tool-call markup (Hermes and Qwen
+ * `<tool_call>`, Qwen3-Coder `<function=…>`, Mistral `[TOOL_CALLS]`, Llama's python tags, gpt-oss
+ * harmony) and the bare or fenced JSON call, read out of a reply into calls and the stretches of
+ * text they came from.
+ */
+
+import type { JsonSchema } from "../shapes/config.js";
+import { balancedEnd, parseLooseJson } from "./json-repair.js";
+import { isPlainRecord } from "./guards.js";
+
+/** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
+const HARMONY_CALL = "<|channel|>commentary to=";
+const HARMONY_START = "<|start|>assistant";
+const HARMONY_END = /^\s*(?:<\|call\|>|<\|end\|>|<\|return\|>)/;
+
+/** Closing tags after which a reply's calls are looked for (what precedes is a scratchpad). */
+export const SCRATCHPAD_CLOSES = ["</think>", "◁/think▷", "</thinking>", "</reasoning>"];
+const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL];
+const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
+
+/** A call read out of markup: its name and its arguments as written (text or a value). */
+export interface Found {
+  name: string;
+  args: unknown;
+}
+
+/** A stretch of the reply that held calls, to be cut out of it, and the calls it held. */
+export interface Segment {
+  start: number;
+  end: number;
+  calls: Found[];
+}
+
+
+/** Finds every stretch of `body` that opens with a known marker and holds at least one readable call. */
+export function findMarkedCalls(body: string, known: ReadonlySet<string>, schemas: ReadonlyMap<string, JsonSchema | undefined>): Segment[] {
+  const segments: Segment[] = [];
+  let position = 0;
+  while (position < body.length) {
+    let start = -1;
+    let marker = "";
+    for (const candidate of MARKERS) {
+      const at = body.indexOf(candidate, position);
+      if (at >= 0 && (start < 0 || at < start)) {
+        start = at;
+        marker = candidate;
+      }
+    }
+    if (start < 0) break;
+    const segment = readMarked(body, start, marker, known, schemas);
+    if (segment && segment.calls.length > 0) {
+      segments.push(segment);
+      position = segment.end;
+    } else {
+      position = start + marker.length;
+    }
+  }
+  return segments;
+}
+
+function readMarked(
+  body: string,
+  start: number,
+  marker: string,
+  known: ReadonlySet<string>,
+  schemas: ReadonlyMap<string, JsonSchema | undefined>,
+): Segment | undefined {
+  const inner = start + marker.length;
+  switch (marker) {
+    case "<tool_call>": {
+      const close = body.indexOf("</tool_call>", inner);
+      const end = close < 0 ? body.length : close + "</tool_call>".length;
+      const block = body.slice(inner, close < 0 ? body.length : close).trim();
+      const calls = block.startsWith("<function=") ? readFunctionMarkup(block, schemas) : readJsonCalls(block);
+      return { start, end, calls };
+    }
+    case "<function=": {
+      const name = /^<function=([^>\n]*)>/.exec(body.slice(start))?.[1]?.trim();
+      if (name === undefined || !known.has(name)) return undefined;
+      const close = body.indexOf("</function>", inner);
+      let end = close < 0 ? body.length : close + "</function>".length;
+      const stray = /^\s*<\/tool_call>/.exec(body.slice(end));
+      if (stray) end += stray[0].length;
+      return { start, end, calls: readFunctionMarkup(body.slice(start, end), schemas) };
+    }
+    case "[TOOL_CALLS]":
+      return readMistral(body, start, inner);
+    case HARMONY_CALL:
+      return readHarmony(body, start, inner, known);
+    case "<|python_tag|>":
+    case "<|python_start|>": {
+      const calls: Found[] = [];
+      let position = inner;
+      for (;;) {
+        const open = /^[\s;]*\{/.exec(body.slice(position));
+        if (!open) break;
+        const objectStart = position + open[0].length - 1;
+        const objectEnd = balancedEnd(body, objectStart);
+        const call = asCall(parseLooseJson(body.slice(objectStart, objectEnd)));
+        if (!call) break;
+        calls.push(call);
+        position = objectEnd;
+      }
+      const ending = LLAMA_END.exec(body.slice(position));
+      if (ending) position += ending[0].length;
+      return { start, end: position, calls };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Reads Mistral's `[TOOL_CALLS]`: a JSON array, or `name[CALL_ID]id[ARGS]{…}` / `name{…}`. */
+function readMistral(body: string, start: number, inner: number): Segment | undefined {
+  const after = body.slice(inner);
+  const leading = /^\s*/.exec(after)?.[0].length ?? 0;
+  const first = inner + leading;
+  if (body[first] === "[") {
+    const end = balancedEnd(body, first);
+    const parsed = parseLooseJson(body.slice(first, end));
+    if (!parsed.ok || !Array.isArray(parsed.value)) return undefined;
+    const calls = parsed.value.map((entry) => asCall({ ok: true, value: entry, repaired: false })).filter((call) => call !== undefined);
+    return { start, end, calls };
+  }
+  const header = /^([A-Za-z0-9_.\-]+)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_\-]*\s*)?(?:\[ARGS\])?\s*/.exec(body.slice(first));
+  if (!header) return undefined;
+  const argumentsStart = first + header[0].length;
+  if (body[argumentsStart] !== "{") return undefined;
+  const end = balancedEnd(body, argumentsStart);
+  return { start, end, calls: [{ name: header[1] as string, args: body.slice(argumentsStart, end) }] };
+}
+
+/**
+ * Reads a harmony call: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`,
+ * also with the `json` glued to the name.
+ */
+function readHarmony(body: string, start: number, inner: number, known: ReadonlySet<string>): Segment | undefined {
+  const header = /^(?:functions\.)?([^\s<]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>\s*/.exec(body.slice(inner, inner + 400));
+  if (!header) return undefined;
+  let name = header[1] as string;
+  if (!known.has(name) && name.endsWith("json") && known.has(name.slice(0, -4))) name = name.slice(0, -4);
+  const argumentsStart = inner + header[0].length;
+  if (body[argumentsStart] !== "{") return undefined;
+  let end = balancedEnd(body, argumentsStart);
+  const args = body.slice(argumentsStart, end);
+  const ending = HARMONY_END.exec(body.slice(end));
+  if (ending) end += ending[0].length;
+  const from = body.slice(0, start).endsWith(HARMONY_START) ? start - HARMONY_START.length : start;
+  return { start: from, end, calls: [{ name, args }] };
+}
+
+/** Reads one or more JSON calls from a `<tool_call>` block: objects, one after another, or an array. */
+function readJsonCalls(block: string): Found[] {
+  const calls: Found[] = [];
+  let position = 0;
+  while (position < block.length) {
+    const open = block.slice(position).search(/[{[]/);
+    if (open < 0) break;
+    const start = position + open;
+    const end = balancedEnd(block, start);
+    const parsed = parseLooseJson(block.slice(start, end));
+    if (parsed.ok && Array.isArray(parsed.value)) {
+      for (const entry of parsed.value) {
+        const call = asCall({ ok: true, value: entry, repaired: false });
+        if (call) calls.push(call);
+      }
+    } else {
+      const call = asCall(parsed);
+      if (call) calls.push(call);
+    }
+    position = end;
+  }
+  return calls;
+}
+
+/** Reads a JSON value as a call: `{name, arguments|parameters}` or OpenAI's `{function: {…}}`. */
+function asCall(parsed: ReturnType<typeof parseLooseJson>, requireArguments = false): Found | undefined {
+  if (!parsed.ok || !isPlainRecord(parsed.value)) return undefined;
+  let value = parsed.value;
+  if (isPlainRecord(value.function) && typeof value.function.name === "string") value = value.function;
+  const name = value.name;
+  if (typeof name !== "string" || name.trim() === "") return undefined;
+  const hasArguments = "arguments" in value || "parameters" in value;
+  if (requireArguments && !hasArguments) return undefined;
+  return { name: name.trim(), args: "arguments" in value ? value.arguments : value.parameters };
+}
+
+/** Reads Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>` markup. */
+function readFunctionMarkup(block: string, schemas: ReadonlyMap<string, JsonSchema | undefined>): Found[] {
+  const calls: Found[] = [];
+  const functionPattern = /<function=([^>\n]*)>([\s\S]*?)(?:<\/function>|(?=<function=)|$)/g;
+  for (const match of block.matchAll(functionPattern)) {
+    const name = (match[1] ?? "").trim();
+    if (name === "") continue;
+    const properties = propertiesOf(schemas.get(name));
+    const args: Record<string, unknown> = {};
+    const parameterPattern = /<parameter=([^>\n]*)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|(?=<\/function>)|$)/g;
+    for (const parameter of (match[2] ?? "").matchAll(parameterPattern)) {
+      const key = (parameter[1] ?? "").trim();
+      if (key === "") continue;
+      let value = parameter[2] ?? "";
+      if (value.startsWith("\n")) value = value.slice(1);
+      if (value.endsWith("\n")) value = value.slice(0, -1);
+      args[key] = typedValue(value, properties?.[key]);
+    }
+    calls.push({ name, args });
+  }
+  return calls;
+}
+
+function propertiesOf(schema: JsonSchema | undefined): Record<string, unknown> | undefined {
+  if (!isPlainRecord(schema)) return undefined;
+  return isPlainRecord(schema.properties) ? schema.properties : undefined;
+}
+
+/** Reads a Qwen3-Coder parameter value as the type its schema declares; a string otherwise. */
+function typedValue(value: string, schema: unknown): unknown {
+  const declared = isPlainRecord(schema) ? schema.type : undefined;
+  const types = (Array.isArray(declared) ? declared : [declared]).filter((type): type is string => typeof type === "string");
+  if (types.length === 0 || types.includes("string")) return value;
+  const trimmed = value.trim();
+  if (trimmed === "null" && types.includes("null")) return null;
+  if (types.includes("integer") || types.includes("number")) {
+    const number = Number(trimmed);
+    if (trimmed !== "" && Number.isFinite(number)) return number;
+  }
+  if (types.includes("boolean")) {
+    if (/^true$/i.test(trimmed)) return true;
+    if (/^false$/i.test(trimmed)) return false;
+  }
+  if (types.includes("object") || types.includes("array")) {
+    const parsed = parseLooseJson(trimmed);
+    if (parsed.ok && typeof parsed.value === "object" && parsed.value !== null) return parsed.value;
+  }
+  return value;
+}
+
+/** A reply that is only a JSON call naming a known tool, or holds exactly one fenced one. */
+export function findBareCall(body: string, known: ReadonlySet<string>): Segment | undefined {
+  const trimmed = body.trim();
+  if (trimmed.startsWith("{")) {
+    const start = body.indexOf("{");
+    const end = balancedEnd(body, start);
+    if (body.slice(end).trim() === "") {
+      const call = asCall(parseLooseJson(body.slice(start, end)), true);
+      if (call && known.has(call.name)) return { start: 0, end: body.length, calls: [call] };
+    }
+    return undefined;
+  }
+  const fences: Segment[] = [];
+  for (const match of body.matchAll(/```[^\n`]*\n([\s\S]*?)```/g)) {
+    const inside = (match[1] ?? "").trim();
+    if (!inside.startsWith("{")) continue;
+    const call = asCall(parseLooseJson(inside), true);
+    if (call && known.has(call.name)) fences.push({ start: match.index, end: match.index + match[0].length, calls: [call] });
+  }
+  return fences.length === 1 ? fences[0] : undefined;
+}

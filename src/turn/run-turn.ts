@@ -1,0 +1,247 @@
+/**
+ * @module run-turn
+ * One turn with everything around it: the retry loop, around the negotiation, around the stream.
+ *
+ * {@link runTurn} sizes the request against an opt-in context limit before anything is sent,
+ * waits for a server that is still loading the model, retries a transient failure for as long as
+ * nothing has been produced, answers refusals through negotiate, turns an endpoint's overflow
+ * refusal into a ContextOverflow, and calibrates the model's characters per token from the
+ * prompt count every answered turn reports.
+ */
+
+import type OpenAI from "openai";
+import type { Message, Turn } from "../shapes/config.js";
+import { calibrateIn, charsPerTokenForIn } from "../wire/calibration.js";
+import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
+import { describeError } from "../text/error-body.js";
+import { defaultState, type RuntimeState } from "../state/state.js";
+import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
+import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
+import { messageChars, requestTokens } from "../text/tokens.js";
+import { notify } from "../text/safe-calls.js";
+import { nonNegativeNumber, positiveNumber } from "../text/guards.js";
+
+/**
+ * Builds one attempt's body from the endpoint's record and the model's record (absent without
+ * the `model` option), the same two records negotiate hands its send callback.
+ */
+export type BuildRequest = (supports: EndpointCapabilities, model?: ModelCapabilities) => StreamBody | Promise<StreamBody>;
+
+/** Options for {@link runTurn}. */
+export interface RunTurnOptions
+  extends Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking" | "fences" | "startInReasoning"> {
+  /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
+  model?: string;
+  /** Top-level fields (extraBody keys) negotiate may drop when the server refuses them by name. */
+  droppable?: readonly string[];
+  /** Re-sends allowed for a transient failure before anything was produced. @default 2 */
+  maxRetries?: number;
+  /** The context window to weigh the request against before sending, in tokens; absent or 0 sends unweighed. */
+  contextLimit?: number;
+  /** How long to wait for a server still loading the model, in milliseconds; 0 turns the wait off. @default 120000 */
+  loadingTimeoutMs?: number;
+  /** How often to ask again while the model loads, in milliseconds. @default 3000 */
+  loadingPollMs?: number;
+  /** Told a sentence when something is latched off, a model is waited for, or a failure is retried. */
+  onNotice?: (message: string) => void;
+  /** Waits between attempts; resolves early or rejects when the signal aborts. @default a timer */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock the loading wait is measured on, in milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_LOADING_TIMEOUT_MS = 120_000;
+const DEFAULT_LOADING_POLL_MS = 3_000;
+
+function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function ceilingOf(body: StreamBody): number {
+  for (const field of ["max_completion_tokens", "max_tokens"]) {
+    const value = positiveNumber(body[field]);
+    if (value !== undefined) return value;
+  }
+  return 0;
+}
+
+/** The characters of a body the way requestTokens counts them, and whether it carries an image. @internal */
+export function bodyChars(body: StreamBody): { chars: number; image: boolean } {
+  let chars = 0;
+  let image = false;
+  const tools = body.tools;
+  if (Array.isArray(tools) && tools.length > 0) {
+    try {
+      chars += JSON.stringify(tools).length;
+    } catch {
+      // An unserialisable tool array is counted as nothing, as requestTokens counts it.
+    }
+  }
+  for (const message of body.messages as readonly Message[]) {
+    chars += messageChars(message);
+    const content = (message as { content?: unknown } | null)?.content;
+    if (Array.isArray(content) && content.some((part) => (part as { type?: unknown } | null)?.type === "image_url")) image = true;
+  }
+  return { chars, image };
+}
+
+function shortMessage(error: unknown): string {
+  const text = describeError(error).message.replace(/\s+/g, " ").trim();
+  return text.length > 500 ? `${text.slice(0, 499)}…` : text;
+}
+
+/** {@link runTurn} on an explicit runtime state. @internal */
+export async function runTurnIn(
+  state: RuntimeState,
+  client: OpenAI,
+  supports: EndpointCapabilities,
+  build: BuildRequest,
+  options: RunTurnOptions = {},
+): Promise<Turn> {
+  if (typeof build !== "function") throw new TypeError("runTurn needs a build callback as its third argument.");
+  const sleep = options.sleep ?? wait;
+  const now = options.now ?? Date.now;
+  const signal = options.signal;
+  const maxRetries = Math.floor(nonNegativeNumber(options.maxRetries) ?? DEFAULT_MAX_RETRIES);
+  const loadingTimeoutMs = nonNegativeNumber(options.loadingTimeoutMs) ?? DEFAULT_LOADING_TIMEOUT_MS;
+  const loadingPollMs = Math.max(1, nonNegativeNumber(options.loadingPollMs) ?? DEFAULT_LOADING_POLL_MS);
+  const contextLimit = typeof options.contextLimit === "number" && options.contextLimit > 0 ? options.contextLimit : undefined;
+  const modelOption = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
+  // Calibration keys on the model name, which the body carries even where the option is absent.
+  let modelName = modelOption;
+  let lastBody: StreamBody | undefined;
+  let sized = false;
+
+  const send = async (current: EndpointCapabilities, produced: Produced, model?: ModelCapabilities): Promise<Turn> => {
+    lastBody = undefined;
+    const body = await build(current, model);
+    lastBody = body;
+    modelName ??= typeof body?.model === "string" ? body.model : undefined;
+    if (!sized) {
+      sized = true;
+      if (contextLimit !== undefined) {
+        const charsPerToken = charsPerTokenForIn(state, current, modelName ?? "");
+        const prompt = requestTokens(body as unknown as Parameters<typeof requestTokens>[0], { charsPerToken });
+        const requested = prompt + ceilingOf(body);
+        if (requested > contextLimit) throw new ContextOverflow({ source: "guard", limit: contextLimit, requested });
+      }
+    }
+    return streamTurn(client, body, {
+      produced,
+      ...(signal ? { signal } : {}),
+      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+      ...(options.firstChunkMs !== undefined ? { firstChunkMs: options.firstChunkMs } : {}),
+      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      ...(options.onThinking ? { onThinking: options.onThinking } : {}),
+      ...(options.fences ? { fences: options.fences } : {}),
+      ...(options.startInReasoning !== undefined ? { startInReasoning: options.startInReasoning } : {}),
+    });
+  };
+
+  let retries = 0;
+  let loadingSince: number | undefined;
+  for (;;) {
+    if (signal?.aborted) throw signal.reason;
+    const produced: Produced = { value: false };
+    try {
+      const turn = await negotiate(supports, send, {
+        ...(modelOption !== undefined ? { model: modelOption } : {}),
+        ...(options.droppable ? { droppable: options.droppable } : {}),
+        produced,
+        ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+        sentBody: () => lastBody,
+      });
+      if (lastBody && modelName !== undefined && turn.usage.prompt > 0) {
+        const { chars, image } = bodyChars(lastBody);
+        calibrateIn(state, supports, modelName, chars, turn.usage.prompt, { image });
+      }
+      return turn;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (ContextOverflow.is(error)) throw error;
+      if (isOverflow(error)) {
+        throw new ContextOverflow({
+          source: "endpoint",
+          endpointMessage: shortMessage(error),
+          cause: error,
+          ...(contextLimit !== undefined ? { limit: contextLimit } : {}),
+        });
+      }
+      if (produced.value) throw error;
+      if (loadingTimeoutMs > 0 && isModelLoading(error)) {
+        const at = now();
+        if (loadingSince === undefined) {
+          loadingSince = at;
+          notify(
+            options.onNotice,
+            `The endpoint is still loading ${modelName ?? "the model"}; waiting up to ${Math.round(loadingTimeoutMs / 1000)} s for it.`,
+          );
+        }
+        const left = loadingTimeoutMs - (at - loadingSince);
+        if (left <= 0) throw error;
+        await sleep(Math.min(loadingPollMs, left), signal);
+        continue;
+      }
+      if (retries < maxRetries && isTransient(error)) {
+        const delay = backoffMs(retries, error);
+        retries += 1;
+        notify(options.onNotice, `The request failed (${shortMessage(error) || "no message"}); retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`);
+        await sleep(delay, signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Runs one turn: builds the body, sends it, and answers what comes back until the turn is read
+ * or the failure is the caller's.
+ *
+ * - With `contextLimit`, the first body is weighed once (its prompt estimated with the model's
+ *   calibrated characters per token, plus the reply ceiling under whichever spelling it
+ *   carries) and a body over the limit throws ContextOverflow (source "guard") before any
+ *   request.
+ * - Refusals go through negotiate with `model` and `droppable`, rebuilding the body with
+ *   `build(supports, model)` per attempt.
+ * - A server still loading the model is asked again every `loadingPollMs` for up to
+ *   `loadingTimeoutMs`, with one notice, without spending a retry.
+ * - A transient failure (a dropped connection, a silent endpoint, a rate limit, including the
+ *   429 that borrows overflow's words) is retried up to `maxRetries` times with backoff, and only
+ *   while nothing was produced: once the model has started answering nothing is re-sent.
+ * - An endpoint's overflow refusal, in any family's words or inside a 200 stream, throws
+ *   ContextOverflow with the endpoint's words and the original error as `cause`.
+ *
+ * Every answered turn that reports a prompt count calibrates the model's characters per token.
+ *
+ * @param client - The OpenAI client, usually from getClient.
+ * @param supports - The endpoint's record, from capabilitiesFor.
+ * @param build - Builds one attempt's body from the two records (buildBody fits).
+ * @param options - The model, retry budget, context limit, loading wait, watchdog and callbacks.
+ * @example
+ * ```ts
+ * const supports = capabilitiesFor(config.baseUrl, config.apiKey);
+ * const turn = await runTurn(getClient(config), supports,
+ *   (supports, model) => buildBody(config, supports, model, messages, tools), {
+ *     model: config.model,
+ *     droppable: Object.keys(config.extraBody ?? {}),
+ *     contextLimit: await contextLimitFor(config, config.contextLength),
+ *     onNotice: (text) => emit(runId, { kind: "notice", text }),
+ *   });
+ * ```
+ */
+export function runTurn(client: OpenAI, supports: EndpointCapabilities, build: BuildRequest, options?: RunTurnOptions): Promise<Turn> {
+  return runTurnIn(defaultState, client, supports, build, options);
+}

@@ -1,0 +1,333 @@
+/**
+ * @module capabilities
+ * What an endpoint turned out not to take, and under it what one model on that endpoint did not,
+ * plus {@link negotiate}: the loop that re-sends a request without the refused thing.
+ *
+ * Two records hold the latches. An endpoint's record ({@link capabilitiesFor}) says whether the
+ * server takes strict tool schemas and `stream_options`; it is keyed by the base URL and the API
+ * key together, since a router may send two keys to two backends. A model's record
+ * ({@link modelCapabilitiesFor}) hangs off its endpoint's under the name the endpoint knows the
+ * model by, and says how the model takes its reply ceiling, its temperature, structured output,
+ * a reasoning effort, a prefilled assistant message and the extra fields it refused.
+ */
+
+import { createHash } from "node:crypto";
+import { normaliseBaseUrl } from "./client.js";
+import type { Produced } from "./stream.js";
+import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
+import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
+import { isPlainRecord } from "../text/guards.js";
+
+export { EFFORT_LADDER } from "./refusal.js";
+
+/** What one model on one endpoint takes; every flag starts true and is latched false by a refusal. */
+export interface ModelCapabilities {
+  /** The reply ceiling is sent as `max_tokens`; false once the model asked for `max_completion_tokens`. */
+  legacyTokenLimit: boolean;
+  /** A temperature may be sent; false once the model refused any but its own. */
+  chosenTemperature: boolean;
+  /** A `response_format` of type json_schema may be sent; false once the model refused the field. */
+  structuredOutput: boolean;
+  /** The model carries on a trailing assistant message; false once a continuation showed it does not. */
+  assistantPrefill: boolean;
+  /** A `reasoning_effort` may be sent at all; false for a model that takes none. */
+  reasoningEffort: boolean;
+  /** Rungs of {@link EFFORT_LADDER} this model refused, which the next request steps over. */
+  refusedEfforts: string[];
+  /** Top-level request fields this model refused and that were offered as droppable. */
+  droppedFields: string[];
+}
+
+/** What one endpoint (a base URL and an API key) takes, with its models' records under it. */
+export interface EndpointCapabilities {
+  /** Tool schemas may be sent strict; false once the server could not take them. */
+  strictSchemas: boolean;
+  /** `stream_options: { include_usage: true }` may be sent; false once the server refused it. */
+  usageInStream: boolean;
+  /** The records of the models asked for on this endpoint, by the name the endpoint knows them by. */
+  readonly models: Map<string, ModelCapabilities>;
+}
+
+/** An endpoint record with where it came from, as the state keeps it. @internal */
+export interface EndpointEntry {
+  /** The normalised base URL. */
+  readonly baseUrl: string;
+  /** A hash of the API key ("" for none), never the key itself. */
+  readonly keyHash: string;
+  /** The record. */
+  readonly supports: EndpointCapabilities;
+}
+
+const ENDPOINTS = defineSlot("capabilities", () => new Map<string, EndpointEntry>());
+
+/** Makes the record a model starts with: everything allowed. @internal */
+export function freshModelCapabilities(): ModelCapabilities {
+  return {
+    legacyTokenLimit: true,
+    chosenTemperature: true,
+    structuredOutput: true,
+    assistantPrefill: true,
+    reasoningEffort: true,
+    refusedEfforts: [],
+    droppedFields: [],
+  };
+}
+
+/** Makes the record an endpoint starts with: everything allowed, no models yet. @internal */
+export function freshEndpointCapabilities(): EndpointCapabilities {
+  return { strictSchemas: true, usageInStream: true, models: new Map() };
+}
+
+/**
+ * Hashes an API key for keying and for snapshots: "" for an absent or empty key, otherwise
+ * `sha256:` and the first 32 hex digits of its SHA-256.
+ * @internal
+ */
+export function hashApiKey(apiKey: string | undefined | null): string {
+  if (typeof apiKey !== "string" || apiKey === "") return "";
+  return `sha256:${createHash("sha256").update(apiKey).digest("hex").slice(0, 32)}`;
+}
+
+/** The state's endpoint records by key. @internal */
+export function endpointEntriesIn(state: RuntimeState): Map<string, EndpointEntry> {
+  return slotOf(state, ENDPOINTS);
+}
+
+/** Finds or makes the record for a normalised base URL and key hash. @internal */
+export function endpointRecordIn(state: RuntimeState, baseUrl: string, keyHash: string): EndpointCapabilities {
+  const entries = slotOf(state, ENDPOINTS);
+  const key = `${baseUrl}\u0000${keyHash}`;
+  let entry = entries.get(key);
+  if (!entry) {
+    entry = { baseUrl, keyHash, supports: freshEndpointCapabilities() };
+    entries.set(key, entry);
+  }
+  return entry.supports;
+}
+
+/** {@link capabilitiesFor} on an explicit runtime state. @internal */
+export function capabilitiesForIn(state: RuntimeState, baseUrl: string, apiKey?: string): EndpointCapabilities {
+  return endpointRecordIn(state, normaliseBaseUrl(typeof baseUrl === "string" ? baseUrl : ""), hashApiKey(apiKey));
+}
+
+/**
+ * Returns the endpoint's latch record, made on first use with strictSchemas and usageInStream true.
+ *
+ * The record is keyed by the normalised base URL and the API key together: an absent and an empty
+ * key are one entry, and two keys on one base URL latch separately. The same object comes back
+ * on every call, so a latch flipped by {@link negotiate} is seen by every later request.
+ *
+ * @param baseUrl - The endpoint's base URL.
+ * @param apiKey - The key the endpoint is called with; absent and "" are the same.
+ */
+export function capabilitiesFor(baseUrl: string, apiKey?: string): EndpointCapabilities {
+  return capabilitiesForIn(defaultState, baseUrl, apiKey);
+}
+
+/**
+ * Returns a model's record under an endpoint record, making it on first use.
+ *
+ * Works on any object shaped like an endpoint record, giving it a model map where it has none.
+ * @internal
+ */
+export function modelCapabilitiesOf(supports: EndpointCapabilities, model: string): ModelCapabilities {
+  let models = supports.models as Map<string, ModelCapabilities> | undefined;
+  if (!(models instanceof Map)) {
+    models = new Map();
+    Object.defineProperty(supports, "models", { value: models, enumerable: false, configurable: true });
+  }
+  let record = models.get(model);
+  if (!record) {
+    record = freshModelCapabilities();
+    models.set(model, record);
+  }
+  return record;
+}
+
+/** {@link modelCapabilitiesFor} on an explicit runtime state. @internal */
+export function modelCapabilitiesForIn(state: RuntimeState, baseUrl: string, apiKey: string | undefined, model: string): ModelCapabilities {
+  return modelCapabilitiesOf(capabilitiesForIn(state, baseUrl, apiKey), model);
+}
+
+/**
+ * Returns the latch record of one model on one endpoint, made on first use with every flag true
+ * and nothing refused.
+ *
+ * It hangs off the endpoint's record under the model's name as the endpoint knows it, so gpt-4o
+ * at one provider and gpt-4o behind a proxy are two records, and a model that refused something
+ * does not speak for another model on the same key.
+ */
+export function modelCapabilitiesFor(baseUrl: string, apiKey: string | undefined, model: string): ModelCapabilities {
+  return modelCapabilitiesForIn(defaultState, baseUrl, apiKey, model);
+}
+
+/**
+ * Returns the reasoning effort to send a model: "" for none, otherwise the asked value moved up
+ * past any rung the model refused.
+ *
+ * The empty string comes back for an absent record, an absent or "off" setting, and a model that
+ * takes no effort at all. A value off {@link EFFORT_LADDER} ("xhigh") is sent as asked. Where
+ * every rung from the asked one up was refused, the top rung is sent and its refusal reaches the
+ * caller.
+ *
+ * @param model - The model's record, as negotiate hands it to the send callback.
+ * @param asked - The configured effort.
+ */
+export function effortFor(model: ModelCapabilities | undefined, asked: string | undefined | null): string {
+  if (!model || typeof asked !== "string") return "";
+  const value = asked.trim();
+  if (value === "" || value.toLowerCase() === "off") return "";
+  if (model.reasoningEffort === false) return "";
+  let index = EFFORT_LADDER.indexOf(value.toLowerCase());
+  if (index < 0) return value;
+  const refused = Array.isArray(model.refusedEfforts) ? model.refusedEfforts : [];
+  while (index < EFFORT_LADDER.length - 1 && refused.includes(EFFORT_LADDER[index] as string)) index += 1;
+  return EFFORT_LADDER[index] as string;
+}
+
+/**
+ * A negotiation that could not converge: the server refused again something already latched
+ * off, refused a field the request did not carry, or kept refusing past the bound.
+ *
+ * The server's last refusal is the `cause`.
+ */
+export class NegotiationError extends Error {
+  override readonly name = "NegotiationError";
+  /** What the server refused, in words ("stream_options", "reasoning_effort none", …). */
+  readonly refused: string;
+  /** How many requests were sent, the refused ones included. */
+  readonly attempts: number;
+
+  constructor(message: string, options: { refused: string; attempts: number; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.refused = options.refused;
+    this.attempts = options.attempts;
+  }
+
+  /** Tells a NegotiationError from anything else without relying on instanceof. */
+  static is(value: unknown): value is NegotiationError {
+    return value instanceof NegotiationError || (value instanceof Error && value.name === "NegotiationError");
+  }
+}
+
+/** Sends one attempt: builds the body from the records it is handed and streams it. */
+export type NegotiateSend<T> = (supports: EndpointCapabilities, produced: Produced, model?: ModelCapabilities) => Promise<T>;
+
+/** Options for {@link negotiate}. */
+export interface NegotiateOptions {
+  /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
+  model?: string;
+  /** Top-level fields (extraBody keys) that may be dropped when the server refuses them by name. */
+  droppable?: readonly string[];
+  /** The box the attempts report output in; pass one to read it afterwards. @default a fresh box */
+  produced?: Produced;
+  /** Told a sentence each time something is latched off. */
+  onNotice?: (message: string) => void;
+  /**
+   * Returns the body the last attempt sent, where the caller keeps it; lets a refusal of a field
+   * the request did not carry end at once rather than after a second refusal.
+   */
+  sentBody?: () => unknown;
+}
+
+/** The most requests one negotiation sends before giving up. */
+const MAX_ATTEMPTS = 16;
+
+/**
+ * Sends a request through `send` and re-sends it, rebuilt, for as long as the server refuses
+ * something the request can do without and nothing has been produced.
+ *
+ * Endpoint latches: strict schemas (a strict refusal or a grammar the server could not build)
+ * and `stream_options`. Model latches, only where `model` is given: a reasoning effort (the
+ * refused rung is stepped over, to the cheapest value the server listed above it, or a rung up
+ * {@link EFFORT_LADDER} where it listed none), a reasoning effort as such, `max_tokens` in favour
+ * of `max_completion_tokens` (and back), a temperature that is not ours to pick,
+ * `response_format`, and any field named in `droppable` (a nested name is dropped at its
+ * top-level field). Each latch is told to `onNotice`.
+ *
+ * Everything else reaches the caller as thrown: a refused value (a ceiling over the model's, a
+ * temperature out of range), an invalid schema, a refused field nobody offered as droppable, an
+ * overflow, a rate limit, and any failure after the attempt produced output. A refusal that
+ * comes back after its latch, names a field the request did not send, or does not stop within 16
+ * requests ends in a {@link NegotiationError}.
+ *
+ * @param supports - The endpoint's record, from capabilitiesFor.
+ * @param send - Builds the body from the records it is handed and sends it; called once per attempt.
+ * @param options - The model's name, droppable fields, the produced box and the notice sink.
+ * @example
+ * ```ts
+ * const turn = await negotiate(
+ *   capabilitiesFor(config.baseUrl, config.apiKey),
+ *   (supports, produced, model) =>
+ *     streamTurn(client, buildBody(config, supports, model, messages, tools), { produced }),
+ *   { model: config.model, droppable: Object.keys(config.extraBody ?? {}) },
+ * );
+ * ```
+ */
+export async function negotiate<T>(supports: EndpointCapabilities, send: NegotiateSend<T>, options: NegotiateOptions = {}): Promise<T> {
+  if (typeof supports !== "object" || supports === null) {
+    throw new TypeError("negotiate needs the endpoint's record from capabilitiesFor as its first argument.");
+  }
+  if (typeof send !== "function") throw new TypeError("negotiate needs a send callback as its second argument.");
+  const produced = options.produced ?? { value: false };
+  const name = typeof options.model === "string" && options.model !== "" ? options.model : undefined;
+  const droppable = Array.isArray(options.droppable) ? options.droppable.filter((field): field is string => typeof field === "string") : [];
+  const flipped = new Set<string>();
+  const raced = new Set<string>();
+  for (let attempt = 1; ; attempt += 1) {
+    const model = name === undefined ? undefined : modelCapabilitiesOf(supports, name);
+    try {
+      return await send(supports, produced, model);
+    } catch (error) {
+      if (produced.value) throw error;
+      let sent: Record<string, unknown> | undefined;
+      try {
+        const body = options.sentBody?.();
+        sent = isPlainRecord(body) ? body : undefined;
+      } catch {
+        sent = undefined;
+      }
+      const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent);
+      if (decision.kind === "pass") throw error;
+      if (decision.kind === "stuck") throw new NegotiationError(decision.message, { refused: decision.refused, attempts: attempt, cause: error });
+      // Another request on the same records latched this while ours was in flight: ours was built
+      // before the latch, so it is sent again as it now reads, once per latch.
+      const stale = decision.answers.every((answer) => answer.already && !flipped.has(answer.latch) && !raced.has(answer.latch));
+      if (stale && attempt < MAX_ATTEMPTS) {
+        for (const answer of decision.answers) raced.add(answer.latch);
+        continue;
+      }
+      for (const answer of decision.answers) {
+        if (answer.already || flipped.has(answer.latch)) {
+          throw new NegotiationError(
+            `The endpoint refused ${answer.what} again after it was latched off; the send callback must rebuild the body from the records it is handed.`,
+            { refused: answer.what, attempts: attempt, cause: error },
+          );
+        }
+        if (sent !== undefined && answer.field !== undefined && !(answer.field in sent)) {
+          throw new NegotiationError(`The endpoint refused ${answer.what}, which the request did not send.`, {
+            refused: answer.what,
+            attempts: attempt,
+            cause: error,
+          });
+        }
+      }
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new NegotiationError(`The endpoint was still refusing after ${attempt} requests.`, {
+          refused: decision.answers.map((answer) => answer.what).join(", "),
+          attempts: attempt,
+          cause: error,
+        });
+      }
+      for (const answer of decision.answers) {
+        answer.apply();
+        flipped.add(answer.latch);
+        try {
+          options.onNotice?.(answer.notice);
+        } catch {
+          // A notice sink that throws must not stop the re-send.
+        }
+      }
+    }
+  }
+}

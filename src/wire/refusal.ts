@@ -1,0 +1,378 @@
+/**
+ * @module wire/refusal
+ * Reads a failed chat request as a refusal: which request fields the server's words name, and
+ * whether it refused a field outright or only the value it was given; then decides which latch,
+ * if any, answers it ({@link decideRefusal}, negotiate's classifier).
+ *
+ * Servers word the same refusal several ways ("Unrecognized request argument supplied: min_p",
+ * "Unknown parameter: 'min_p'.", a pydantic `extra_forbidden` list, "`strict` mode … is not
+ * supported"), and their status codes say little, so this reads the text of every shape an error
+ * can arrive in through {@link describeError} and never throws.
+ */
+
+import { isModelLoading, isOverflow } from "../text/retry.js";
+import { isGrammarError } from "../text/schema-compat.js";
+import { describeError, type ErrorDescription } from "../text/error-body.js";
+
+/** A refusal read off a failed request. */
+export interface RefusalReading {
+  /** What the failure said, flattened. */
+  description: ErrorDescription;
+  /** Field names the words say the server does not take, as written (a nested name keeps its path). */
+  fields: string[];
+  /** True where the words object to a number being out of range rather than to a field. */
+  outOfRange: boolean;
+  /** True where the words say a schema is invalid, which the caller has to fix. */
+  invalidSchema: boolean;
+  /** True where the words say a tool's schema is invalid for strict mode (OpenAI's "Invalid schema for function"). */
+  invalidToolSchema: boolean;
+  /** A refused reasoning effort: the value (where the words name it) and the values offered instead. */
+  effort?: { refused?: string; supported?: string[] };
+  /** True where `reasoning_effort` as such is not taken (a model that takes no effort). */
+  effortUnsupported: boolean;
+}
+
+const REFUSAL_WORDS =
+  /unsupported|not supported|unrecognized|unrecognised|unknown (?:parameter|field|argument|name)|not (?:allowed|permitted|available)|extra inputs|extra_forbidden|does not support|invalid (?:parameter|request content)|is not valid for|cannot be used|only the default|must be one of|but got|can only be (?:defined|used|set)|supported values are|input should be/i;
+
+const RANGE_WORDS =
+  /too (?:large|small|high|low|big)|at most|at least|maximum value|minimum value|out of range|must be (?:between|less|greater|at|<|>|a (?:number|value) (?:between|less|greater))|expected a value|less than or equal|greater than or equal|above (?:the )?max|below (?:the )?min|exceeds? the (?:maximum|limit)/i;
+
+const SCHEMA_WORDS = /invalid schema|schema (?:is )?invalid|is not valid under any of the given schemas|invalid json ?schema|'required' is required/i;
+
+const NAME = String.raw`[A-Za-z_][\w.\-]*(?:\[\d+\][\w.\-]*)*`;
+
+const FIELD_PATTERNS: RegExp[] = [
+  new RegExp(String.raw`unknown parameter:?\s*['"\`]?(${NAME})`, "gi"),
+  new RegExp(String.raw`unsupported parameter:?\s*['"\`]?(${NAME})`, "gi"),
+  new RegExp(String.raw`unsupported value:?\s*['"\`](${NAME})['"\`]`, "gi"),
+  new RegExp(String.raw`unknown (?:field|argument|name):?\s*['"\`]?(${NAME})`, "gi"),
+  new RegExp(String.raw`['"\`](${NAME})['"\`]\s*(?:mode\s+)?(?:on [\w ]+?\s+)?(?:is|are)\s+(?:currently\s+)?(?:not supported|unsupported|not allowed|not permitted|not available|unknown|not recognized)`, "gi"),
+  new RegExp(String.raw`(?:parameter|property|field|argument)\s+['"\`](${NAME})['"\`]`, "gi"),
+  new RegExp(String.raw`(${NAME}):\s*extra inputs are not permitted`, "gi"),
+  new RegExp(String.raw`['"\`](${NAME})['"\`]\s*[-–:]\s*extra inputs are not permitted`, "gi"),
+  new RegExp(String.raw`['"]?loc['"]?:\s*[\[(]\s*['"]body['"]\s*,\s*['"](${NAME})['"]`, "gi"),
+];
+
+const SUPPLIED = new RegExp(String.raw`unrecognized request arguments? supplied:\s*(${NAME}(?:\s*,\s*${NAME})*)`, "gi");
+
+const SUGGESTED = new RegExp(String.raw`\buse\s+['"\`]?(${NAME})['"\`]?\s+instead`, "gi");
+
+const KNOWN_BARE = /\b(stream_options|reasoning_effort|max_completion_tokens|max_tokens|response_format)\b/g;
+
+/** vLLM words the stream_options refusal without the underscore. */
+const STREAM_OPTIONS_WORDS = /\bstream options\b/i;
+
+function cleanName(name: string): string {
+  return name.replace(/[.\-]+$/, "");
+}
+
+function quotedValues(text: string): string[] {
+  return [...text.matchAll(/['"`]([\w-]+)['"`]/g)].map((match) => match[1] as string);
+}
+
+function readEffort(message: string): { refused?: string; supported?: string[] } | undefined {
+  if (!/reasoning[_ .]?effort|reasoning\.effort/i.test(message)) return undefined;
+  if (!/unsupported value|invalid value|does not support '|not supported with|supported values|must be one of|expected one of|not a valid|input should be/i.test(message)) {
+    return undefined;
+  }
+  if (/unsupported parameter|unknown parameter|unrecognized request argument/i.test(message) && !/supported values|does not support '/i.test(message)) {
+    return undefined;
+  }
+  const result: { refused?: string; supported?: string[] } = {};
+  const refused =
+    /does not support ['"`]([\w-]+)['"`]/i.exec(message) ??
+    /invalid value:?\s*['"`]([\w-]+)['"`]/i.exec(message) ??
+    /['"`]([\w-]+)['"`] is not (?:a )?(?:valid|supported)/i.exec(message) ??
+    /input_value=['"`]([\w-]+)['"`]/i.exec(message);
+  if (refused?.[1] && refused[1] !== "reasoning_effort") result.refused = refused[1].toLowerCase();
+  const list = /(?:supported values are|must be one of|expected one of|supported values:|valid values are|input should be)\s*:?\s*([^.\n]*(?:\.[^\s][^.\n]*)*)/i.exec(message);
+  if (list?.[1]) {
+    // A pydantic message carries its own details in brackets after the list ([type=enum, input_value=…]).
+    const values = quotedValues(list[1].split("[")[0] ?? "").map((value) => value.toLowerCase());
+    if (values.length > 0) result.supported = [...new Set(values)];
+  }
+  return result;
+}
+
+/** The top-level request field a possibly nested name (`chat_template_kwargs.enable_thinking`, `tools[0].function.strict`) sits under. */
+export function topLevelField(name: string): string {
+  const match = /^[^.[]+/.exec(name);
+  return match ? match[0] : name;
+}
+
+/** The last segment of a nested name (`tools[0].function.strict` → `strict`). */
+export function leafField(name: string): string {
+  const parts = name.split(/[.[\]]+/).filter(Boolean);
+  return parts[parts.length - 1] ?? name;
+}
+
+/** Reads a failure as a refusal; a failure whose words name no field comes back with `fields` empty. */
+export function readRefusal(error: unknown): RefusalReading {
+  const description = describeError(error);
+  const message = description.message;
+  const fields = new Set<string>();
+  const refusing = REFUSAL_WORDS.test(message) || description.code === "unknown_parameter" || description.code === "unsupported_parameter";
+  if (refusing) {
+    for (const pattern of FIELD_PATTERNS) {
+      for (const match of message.matchAll(pattern)) if (match[1]) fields.add(cleanName(match[1]));
+    }
+    for (const match of message.matchAll(SUPPLIED)) {
+      for (const name of (match[1] ?? "").split(",")) if (name.trim()) fields.add(cleanName(name.trim()));
+    }
+    for (const match of message.matchAll(KNOWN_BARE)) if (match[1]) fields.add(match[1]);
+    if (STREAM_OPTIONS_WORDS.test(message)) fields.add("stream_options");
+    for (const match of message.matchAll(SUGGESTED)) if (match[1]) fields.delete(cleanName(match[1]));
+    if (description.param && /^[A-Za-z_][\w.[\]-]*$/.test(description.param) && description.param !== "messages") {
+      fields.add(description.param);
+    }
+  }
+  const effort = readEffort(message);
+  const effortUnsupported =
+    effort === undefined &&
+    /reasoning_effort/i.test(message) &&
+    /unsupported parameter|unknown parameter|unrecognized request argument|is not supported|not supported with this model|extra inputs/i.test(message);
+  return {
+    description,
+    fields: [...fields].filter((name) => name.length > 0 && name.length <= 200),
+    outOfRange: RANGE_WORDS.test(message),
+    invalidSchema: SCHEMA_WORDS.test(message),
+    invalidToolSchema: /invalid schema for function/i.test(message) || description.code === "invalid_function_parameters",
+    ...(effort ? { effort } : {}),
+    effortUnsupported,
+  };
+}
+
+/** The reasoning efforts negotiate may step through, cheapest first; a refused rung is answered with the next one up. */
+export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal", "low", "medium", "high"]);
+
+/** The endpoint latches a refusal can flip (the shape of an endpoint record). */
+export interface EndpointLatches {
+  strictSchemas: boolean;
+  usageInStream: boolean;
+}
+
+/** The model latches a refusal can flip (the shape of a model record). */
+export interface ModelLatches {
+  legacyTokenLimit: boolean;
+  chosenTemperature: boolean;
+  structuredOutput: boolean;
+  reasoningEffort: boolean;
+  refusedEfforts: string[];
+  droppedFields: string[];
+}
+
+/** One latch a refusal is answered with. */
+export interface Answer {
+  /** A name for what is answered, for notices and errors. */
+  what: string;
+  /** The latch this answer flips, for the once-per-negotiation rule. */
+  latch: string;
+  /** True where the latch already reads as refused (so the callback ignored it). */
+  already: boolean;
+  /** The top-level field the request must have carried, where checkable. */
+  field?: string;
+  /** Flips the latch. */
+  apply: () => void;
+  /** The sentence the caller is told once the latch is flipped. */
+  notice: string;
+}
+
+/** What to do about a failure: pass it on, flip latches and re-send, or give up clearly. */
+export type Decision = { kind: "pass" } | { kind: "answer"; answers: Answer[] } | { kind: "stuck"; message: string; refused: string };
+
+const PASS: Decision = { kind: "pass" };
+
+function addOnce(list: string[], value: string): void {
+  if (!list.includes(value)) list.push(value);
+}
+
+function effortAnswer(reading: RefusalReading, model: ModelLatches, name: string, sent: Record<string, unknown> | undefined): Decision {
+  const sentEffort = typeof sent?.reasoning_effort === "string" ? sent.reasoning_effort.toLowerCase() : undefined;
+  const refused = reading.effort?.refused ?? sentEffort;
+  if (!refused) return PASS;
+  const index = EFFORT_LADDER.indexOf(refused);
+  if (index < 0) return PASS;
+  if (model.refusedEfforts.includes(refused)) {
+    return {
+      kind: "stuck",
+      refused: `reasoning_effort ${refused}`,
+      message: `Model ${name} refused reasoning effort "${refused}" again after it was latched off; the send callback must build the body with effortFor.`,
+    };
+  }
+  const supported = reading.effort?.supported?.filter((value) => EFFORT_LADDER.includes(value));
+  let latched: string[];
+  let next: string | undefined;
+  if (supported && supported.length > 0) {
+    next = EFFORT_LADDER.slice(index + 1).find((rung) => supported.includes(rung));
+    latched = EFFORT_LADDER.filter((rung) => !supported.includes(rung) || rung === refused);
+  } else {
+    next = EFFORT_LADDER[index + 1];
+    latched = [refused];
+  }
+  if (!next) return PASS;
+  const to = next;
+  return {
+    kind: "answer",
+    answers: [
+      {
+        what: `reasoning_effort ${refused}`,
+        latch: `effort:${refused}`,
+        already: false,
+        field: "reasoning_effort",
+        apply: () => {
+          for (const rung of latched) addOnce(model.refusedEfforts, rung);
+        },
+        notice: `Model ${name} does not take reasoning effort "${refused}"; asking for "${to}" instead, which may spend more tokens.`,
+      },
+    ],
+  };
+}
+
+/**
+ * Decides what answers a failed attempt: the latches to flip before re-sending, a clear stop where
+ * the same refusal came back after its latch, or "pass" for a failure the request cannot do
+ * without (a refused value, an invalid schema, an overflow, a rate limit, anything unreadable).
+ */
+export function decideRefusal(
+  error: unknown,
+  supports: EndpointLatches,
+  model: ModelLatches | undefined,
+  name: string,
+  droppable: readonly string[],
+  sent: Record<string, unknown> | undefined,
+): Decision {
+  if (isOverflow(error) || isModelLoading(error)) return PASS;
+  if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return PASS;
+  const reading = readRefusal(error);
+  const status = reading.description.status;
+  if (status === 401 || status === 403 || status === 429) return PASS;
+  if (reading.effort) return model ? effortAnswer(reading, model, name, sent) : PASS;
+  if (reading.effortUnsupported) {
+    if (!model) return PASS;
+    return {
+      kind: "answer",
+      answers: [effortOffAnswer(model, name)],
+    };
+  }
+  if (reading.invalidToolSchema || safeGrammarError(error)) {
+    if (!supports.strictSchemas) return PASS;
+    return { kind: "answer", answers: [strictAnswer(supports)] };
+  }
+  if (reading.fields.length === 0) return PASS;
+  const answers: Answer[] = [];
+  const seen = new Set<string>();
+  for (const field of reading.fields) {
+    const top = topLevelField(field);
+    const leaf = leafField(field);
+    let answer: Answer | undefined;
+    if (leaf === "strict" && (top === "strict" || top === "tools" || top === "response_format" || top === "functions")) {
+      answer = strictAnswer(supports);
+    } else if (top === "stream_options") {
+      answer = {
+        what: "stream_options",
+        latch: "usageInStream",
+        already: !supports.usageInStream,
+        field: "stream_options",
+        apply: () => {
+          supports.usageInStream = false;
+        },
+        notice: "The endpoint refused stream_options; token usage is no longer asked for in the stream.",
+      };
+    } else if (top === "reasoning_effort") {
+      if (!model) return PASS;
+      answer = effortOffAnswer(model, name);
+    } else if (top === "max_tokens" || top === "max_completion_tokens") {
+      if (!model || reading.outOfRange) return PASS;
+      const legacy = top === "max_completion_tokens";
+      answer = {
+        what: top,
+        latch: "legacyTokenLimit",
+        already: model.legacyTokenLimit === legacy,
+        field: top,
+        apply: () => {
+          model.legacyTokenLimit = legacy;
+        },
+        notice: `Model ${name} refused ${top}; sending the reply ceiling as ${legacy ? "max_tokens" : "max_completion_tokens"} from now on.`,
+      };
+    } else if (top === "temperature") {
+      if (!model || reading.outOfRange) return PASS;
+      answer = {
+        what: "temperature",
+        latch: "chosenTemperature",
+        already: !model.chosenTemperature,
+        field: "temperature",
+        apply: () => {
+          model.chosenTemperature = false;
+        },
+        notice: `Model ${name} does not let the temperature be chosen; sending none from now on, so its default applies.`,
+      };
+    } else if (top === "response_format") {
+      if (!model || reading.invalidSchema || reading.outOfRange) return PASS;
+      answer = {
+        what: "response_format",
+        latch: "structuredOutput",
+        already: !model.structuredOutput,
+        field: "response_format",
+        apply: () => {
+          model.structuredOutput = false;
+        },
+        notice: `Model ${name} refused response_format; asking for JSON in words from now on.`,
+      };
+    } else if (droppable.includes(top)) {
+      if (!model) return PASS;
+      answer = {
+        what: top,
+        latch: `drop:${top}`,
+        already: model.droppedFields.includes(top),
+        field: top,
+        apply: () => addOnce(model.droppedFields, top),
+        notice: `The endpoint refused "${field}" for model ${name}; sending the request without ${top === field ? "it" : top} from now on.`,
+      };
+    } else if (sent !== undefined && !(top in sent) && reading.fields.length > 1) {
+      // A name the request did not carry, listed beside ones it did: the words, not the request.
+      continue;
+    } else {
+      return PASS;
+    }
+    if (!seen.has(answer.latch)) {
+      seen.add(answer.latch);
+      answers.push(answer);
+    }
+  }
+  return answers.length > 0 ? { kind: "answer", answers } : PASS;
+}
+
+function safeGrammarError(error: unknown): boolean {
+  try {
+    return isGrammarError(error);
+  } catch {
+    return false;
+  }
+}
+
+function strictAnswer(supports: EndpointLatches): Answer {
+  return {
+    what: "strict",
+    latch: "strictSchemas",
+    already: !supports.strictSchemas,
+    apply: () => {
+      supports.strictSchemas = false;
+    },
+    notice: "The endpoint could not take strict tool schemas; sending them relaxed from now on.",
+  };
+}
+
+
+function effortOffAnswer(model: ModelLatches, name: string): Answer {
+  return {
+    what: "reasoning_effort",
+    latch: "reasoningEffort",
+    already: !model.reasoningEffort,
+    field: "reasoning_effort",
+    apply: () => {
+      model.reasoningEffort = false;
+    },
+    notice: `Model ${name} takes no reasoning effort; sending none from now on.`,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * @module request-body
+ * The one place a streamed chat request's body is decided, from the model settings and what the
+ * endpoint and the model have refused so far.
+ *
+ * {@link buildBody} is meant to be called inside negotiate's send callback, so every attempt is
+ * rebuilt from the latest latches; {@link orderTools} is the tool ordering it applies, for a
+ * caller with its own body.
+ */
+
+import type { Message, ModelParams, ToolDefinition } from "../shapes/config.js";
+import { effortFor, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
+import { relaxTools, sanitizeTools } from "../text/schema-compat.js";
+import { positiveInteger } from "../text/guards.js";
+
+/**
+ * How a request's tools are ordered: `true` or absent for name order, `false` for the caller's
+ * own order, or a comparator.
+ */
+export type ToolOrder = boolean | ((a: ToolDefinition, b: ToolDefinition) => number);
+
+/** A streamed chat completion body as buildBody makes it. */
+export interface RequestBody {
+  model: string;
+  messages: Message[];
+  stream: true;
+  stream_options?: { include_usage: true };
+  tools?: ToolDefinition[];
+  reasoning_effort?: string;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  [field: string]: unknown;
+}
+
+/** Fields the loop owns, which extraBody cannot replace. */
+const OWNED: ReadonlySet<string> = new Set(["model", "messages", "stream", "tools"]);
+
+function nameOf(tool: ToolDefinition): string {
+  const name = tool?.function?.name;
+  return typeof name === "string" ? name : "";
+}
+
+function byName(a: ToolDefinition, b: ToolDefinition): number {
+  const left = nameOf(a);
+  const right = nameOf(b);
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * Returns the tools in the order a request declares them: by name unless told otherwise.
+ *
+ * Name order makes the tool block, which a chat template renders ahead of everything else, a
+ * property of the set of tools rather than of the order they were gathered in, so a prompt cache
+ * survives a restart. Names compare by code unit, the same in every locale; the sort is stable.
+ * `false` keeps the caller's order and a comparator orders another way. The input is not changed.
+ *
+ * @param tools - The tools to declare.
+ * @param order - `true` or absent for name order, `false` for the given order, or a comparator.
+ */
+export function orderTools(tools: readonly ToolDefinition[], order: ToolOrder = true): ToolDefinition[] {
+  const copy = Array.isArray(tools) ? [...tools] : [];
+  if (order === false) return copy;
+  if (typeof order === "function") return copy.sort(order);
+  return copy.sort(byName);
+}
+
+/** Whether a latch says the model or endpoint refused this extraBody field. */
+function latchedOff(field: string, supports: EndpointCapabilities, model: ModelCapabilities | undefined): boolean {
+  if (model?.droppedFields?.includes(field)) return true;
+  switch (field) {
+    case "stream_options":
+      return !supports.usageInStream;
+    case "temperature":
+      return model !== undefined && !model.chosenTemperature;
+    case "reasoning_effort":
+      return model !== undefined && !model.reasoningEffort;
+    case "max_tokens":
+      return model?.legacyTokenLimit === false;
+    case "response_format":
+      return model !== undefined && !model.structuredOutput;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Builds the body of a streamed chat completion from the model settings and the latches.
+ *
+ * - `model`, `messages` and `stream: true` always; `stream_options: { include_usage: true }` while
+ *   the endpoint takes it.
+ * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
+ *   schemas; left out when there are none.
+ * - `reasoning_effort` from effortFor, left out where that is "".
+ * - The reply ceiling (`maxTokens` above zero) as `max_completion_tokens` only where the model
+ *   latched `legacyTokenLimit` to false, otherwise as `max_tokens`, so an absent model record
+ *   sends the older spelling.
+ * - `temperature` only while the model record says it is ours to choose.
+ * - `extraBody` last: it may override anything but `model`, `messages`, `stream` and `tools`;
+ *   a field the model refused (a dropped field, or one a latch names, such as `temperature` once
+ *   `chosenTemperature` is false) is left out.
+ *
+ * @param config - The model name and its settings.
+ * @param supports - The endpoint's record, as negotiate hands it to the send callback.
+ * @param model - The model's record, as negotiate hands it; absent sends no effort and no temperature.
+ * @param messages - The transcript to send.
+ * @param tools - The tools to declare.
+ * @param order - How to order the tools. @default true (name order)
+ * @example
+ * ```ts
+ * const turn = await negotiate(supports, (supports, produced, model) =>
+ *   streamTurn(client, buildBody(config, supports, model, messages, tools), { produced }),
+ *   { model: config.model, droppable: Object.keys(config.extraBody ?? {}) });
+ * ```
+ */
+export function buildBody(
+  config: ModelParams,
+  supports: EndpointCapabilities,
+  model: ModelCapabilities | undefined,
+  messages: readonly Message[],
+  tools?: readonly ToolDefinition[],
+  order?: ToolOrder,
+): RequestBody {
+  const body: RequestBody = { model: config.model, messages: [...(messages ?? [])], stream: true };
+  if (supports.usageInStream) body.stream_options = { include_usage: true };
+  if (Array.isArray(tools) && tools.length > 0) {
+    const declared = sanitizeTools(orderTools(tools, order));
+    body.tools = supports.strictSchemas ? declared : relaxTools(declared);
+  }
+  const effort = effortFor(model, config.reasoningEffort);
+  if (effort) body.reasoning_effort = effort;
+  const ceiling = positiveInteger(config.maxTokens);
+  if (ceiling !== undefined) {
+    if (model?.legacyTokenLimit === false) body.max_completion_tokens = ceiling;
+    else body.max_tokens = ceiling;
+  }
+  if (model?.chosenTemperature && typeof config.temperature === "number" && Number.isFinite(config.temperature)) {
+    body.temperature = config.temperature;
+  }
+  const extra = config.extraBody;
+  if (extra && typeof extra === "object" && !Array.isArray(extra)) {
+    for (const [field, value] of Object.entries(extra)) {
+      if (OWNED.has(field) || value === undefined) continue;
+      if (latchedOff(field, supports, model)) continue;
+      body[field] = value;
+    }
+  }
+  for (const field of model?.droppedFields ?? []) if (!OWNED.has(field)) delete body[field];
+  return body;
+}

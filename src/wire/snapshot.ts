@@ -1,0 +1,206 @@
+/**
+ * @module snapshot
+ * The latched refusals as a JSON blob a host stores, so a restarted process sends the lesser
+ * request first time instead of learning each refusal again.
+ *
+ * An endpoint is written as its normalised base URL and a hash of its API key (`sha256:` and 32
+ * hex digits, "" for no key): the blob can be stored beside settings without holding a
+ * credential, and it still tells two keys on one base URL apart. Calibration readings are not
+ * part of it; they are measurements that move every turn, not refusals.
+ */
+
+import {
+  EFFORT_LADDER,
+  endpointEntriesIn,
+  endpointRecordIn,
+  freshModelCapabilities,
+  modelCapabilitiesOf,
+  type ModelCapabilities,
+} from "./capabilities.js";
+import { normaliseBaseUrl } from "./client.js";
+import { defaultState, type RuntimeState } from "../state/state.js";
+import { isPlainRecord } from "../text/guards.js";
+
+/** The snapshot format's version; a blob of another version is ignored whole. */
+export const CAPABILITIES_SNAPSHOT_VERSION = 1;
+
+/** One model's latches as stored: only what differs from a fresh record. */
+export interface ModelSnapshot {
+  legacyTokenLimit?: boolean;
+  chosenTemperature?: boolean;
+  structuredOutput?: boolean;
+  assistantPrefill?: boolean;
+  reasoningEffort?: boolean;
+  refusedEfforts?: string[];
+  droppedFields?: string[];
+}
+
+/** One endpoint's latches as stored. */
+export interface EndpointSnapshot {
+  /** The normalised base URL. */
+  baseUrl: string;
+  /** `sha256:` and 32 hex digits of the API key, or "" for none; never the key. */
+  key: string;
+  strictSchemas?: boolean;
+  usageInStream?: boolean;
+  /** The models that latched something, by name. */
+  models?: Record<string, ModelSnapshot>;
+}
+
+/** Every latch of a runtime, as JSON-able data. */
+export interface CapabilitiesSnapshot {
+  version: typeof CAPABILITIES_SNAPSHOT_VERSION;
+  endpoints: EndpointSnapshot[];
+}
+
+/** What {@link importCapabilities} took from a blob and what it left out. */
+export interface ImportCapabilitiesResult {
+  /** Endpoint entries applied. */
+  endpoints: number;
+  /** Model entries applied. */
+  models: number;
+  /** Where each ignored part was, with why (`endpoints[2]: key is not a hash`). */
+  ignored: string[];
+}
+
+const FLAGS = ["legacyTokenLimit", "chosenTemperature", "structuredOutput", "assistantPrefill", "reasoningEffort"] as const;
+const MAX_ENTRIES = 10_000;
+const FIELD_NAME = /^[A-Za-z_][\w.\-]{0,199}$/;
+const KEY_HASH = /^(?:sha256:[0-9a-f]{32})?$/;
+
+function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {
+  const fresh = freshModelCapabilities();
+  const out: ModelSnapshot = {};
+  for (const flag of FLAGS) if (record[flag] !== fresh[flag]) out[flag] = record[flag];
+  if (record.refusedEfforts.length > 0) out.refusedEfforts = [...record.refusedEfforts];
+  if (record.droppedFields.length > 0) out.droppedFields = [...record.droppedFields];
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** {@link exportCapabilities} on an explicit runtime state. @internal */
+export function exportCapabilitiesIn(state: RuntimeState): CapabilitiesSnapshot {
+  const endpoints: EndpointSnapshot[] = [];
+  for (const entry of endpointEntriesIn(state).values()) {
+    const { supports } = entry;
+    const models: Record<string, ModelSnapshot> = {};
+    for (const [name, record] of supports.models) {
+      const stored = modelSnapshot(record);
+      if (stored) models[name] = stored;
+    }
+    const out: EndpointSnapshot = { baseUrl: entry.baseUrl, key: entry.keyHash };
+    if (!supports.strictSchemas) out.strictSchemas = false;
+    if (!supports.usageInStream) out.usageInStream = false;
+    if (Object.keys(models).length > 0) out.models = models;
+    if (out.strictSchemas === false || out.usageInStream === false || out.models) endpoints.push(out);
+  }
+  return { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints };
+}
+
+/**
+ * Returns every latch the default runtime has learned, endpoint and model level, as a JSON-able
+ * blob for a host to store and hand to {@link importCapabilities} after a restart.
+ *
+ * Only what differs from a fresh record is written, so an endpoint that refused nothing is left
+ * out. API keys appear only as a hash.
+ *
+ * @example
+ * ```ts
+ * await writeFile("capabilities.json", JSON.stringify(exportCapabilities()));
+ * ```
+ */
+export function exportCapabilities(): CapabilitiesSnapshot {
+  return exportCapabilitiesIn(defaultState);
+}
+
+function importModel(record: ModelCapabilities, stored: Record<string, unknown>, where: string, ignored: string[]): void {
+  for (const flag of FLAGS) {
+    const value = stored[flag];
+    if (value === undefined) continue;
+    if (typeof value !== "boolean") ignored.push(`${where}.${flag}: not a boolean`);
+    // A latch only ever moves away from a fresh record's value; a stored default changes nothing.
+    else if (value !== freshModelCapabilities()[flag]) record[flag] = value;
+  }
+  for (const list of ["refusedEfforts", "droppedFields"] as const) {
+    const value = stored[list];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      ignored.push(`${where}.${list}: not an array`);
+      continue;
+    }
+    value.slice(0, 200).forEach((item, index) => {
+      const valid = typeof item === "string" && (list === "refusedEfforts" ? EFFORT_LADDER.includes(item) : FIELD_NAME.test(item));
+      if (!valid) ignored.push(`${where}.${list}[${index}]: not understood`);
+      else if (!record[list].includes(item)) record[list].push(item);
+    });
+  }
+  for (const key of Object.keys(stored)) {
+    if (!(FLAGS as readonly string[]).includes(key) && key !== "refusedEfforts" && key !== "droppedFields") ignored.push(`${where}.${key}: unknown field`);
+  }
+}
+
+/** {@link importCapabilities} on an explicit runtime state. @internal */
+export function importCapabilitiesIn(state: RuntimeState, blob: unknown): ImportCapabilitiesResult {
+  const result: ImportCapabilitiesResult = { endpoints: 0, models: 0, ignored: [] };
+  try {
+    let value = blob;
+    if (typeof value === "string") {
+      try {
+        value = JSON.parse(value);
+      } catch {
+        result.ignored.push("(blob): a string that is not JSON");
+        return result;
+      }
+    }
+    if (!isPlainRecord(value)) {
+      result.ignored.push("(blob): not an object");
+      return result;
+    }
+    if (value.version !== CAPABILITIES_SNAPSHOT_VERSION) {
+      result.ignored.push(`(blob): version ${JSON.stringify(value.version) ?? "missing"} is not ${CAPABILITIES_SNAPSHOT_VERSION}`);
+      return result;
+    }
+    if (!Array.isArray(value.endpoints)) {
+      result.ignored.push("endpoints: not an array");
+      return result;
+    }
+    value.endpoints.slice(0, MAX_ENTRIES).forEach((entry: unknown, index: number) => {
+      const where = `endpoints[${index}]`;
+      if (!isPlainRecord(entry)) return void result.ignored.push(`${where}: not an object`);
+      if (typeof entry.baseUrl !== "string" || entry.baseUrl.trim() === "") return void result.ignored.push(`${where}: baseUrl missing`);
+      const key = entry.key ?? "";
+      if (typeof key !== "string" || !KEY_HASH.test(key)) return void result.ignored.push(`${where}: key is not a hash`);
+      const supports = endpointRecordIn(state, normaliseBaseUrl(entry.baseUrl), key);
+      if (entry.strictSchemas === false) supports.strictSchemas = false;
+      if (entry.usageInStream === false) supports.usageInStream = false;
+      result.endpoints += 1;
+      if (entry.models === undefined) return;
+      if (!isPlainRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
+      for (const [name, stored] of Object.entries(entry.models).slice(0, MAX_ENTRIES)) {
+        const at = `${where}.models[${JSON.stringify(name)}]`;
+        if (name === "" || !isPlainRecord(stored)) {
+          result.ignored.push(`${at}: not understood`);
+          continue;
+        }
+        importModel(modelCapabilitiesOf(supports, name), stored, at, result.ignored);
+        result.models += 1;
+      }
+    });
+  } catch (error) {
+    result.ignored.push(`(blob): unreadable (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return result;
+}
+
+/**
+ * Applies a blob from {@link exportCapabilities} to the default runtime's latches, ignoring
+ * whatever it does not understand; never throws.
+ *
+ * A latch in the blob is added to what is already known, never undone by it: a flag the blob
+ * has off is turned off, refused efforts and dropped fields are added. A blob of another
+ * version, or one that is not an object, changes nothing; the result lists what was left out.
+ *
+ * @param blob - The stored blob, as an object or as its JSON text.
+ */
+export function importCapabilities(blob: unknown): ImportCapabilitiesResult {
+  return importCapabilitiesIn(defaultState, blob);
+}

@@ -1,0 +1,330 @@
+/**
+ * @module stream
+ * Reads one streamed chat completion back into a {@link Turn}.
+ *
+ * The request goes through the openai SDK client (base URL, key, headers, and the SDK's own
+ * APIError for a refusal), but the event stream is read here: the raw response body is split
+ * into server-sent events synchronously, one network chunk at a time, with one `JSON.parse` per
+ * data line. Token callbacks fire as each chunk is read, tool calls are put back together by
+ * index, fenced reasoning is taken out of the answer, and a watchdog turns an endpoint that has
+ * gone quiet into {@link EndpointSilent}.
+ */
+
+import type OpenAI from "openai";
+import type { Turn } from "../shapes/config.js";
+import { SseSplitter } from "./sse.js";
+import { MalformedStreamEvent, TurnReader } from "./turn-reader.js";
+import { EndpointSilent } from "../text/retry.js";
+import type { Fence } from "../text/thinking.js";
+import { isRecord, positiveNumber } from "../text/guards.js";
+
+export { MalformedStreamEvent, readTimings, readUsage } from "./turn-reader.js";
+
+/** The longest delay a Node timer takes; anything longer fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** How long a server may keep the connection open after `[DONE]` before it is let go. */
+const AFTER_DONE_MS = 100;
+
+/**
+ * A box saying whether an attempt has shown anything yet: one per attempt, set by
+ * {@link streamTurn} on the first chunk that carries text, reasoning or a piece of a tool call.
+ *
+ * The `{"role":"assistant"}` chunk most servers open a stream with carries nothing and does not
+ * set it, so a re-send after a failure reads `value` to know whether anybody has seen output.
+ */
+export interface Produced {
+  /** True once a chunk carried text, reasoning or a piece of a tool call. */
+  value: boolean;
+}
+
+/** The body of a streamed chat completion: the model, the messages and whatever else the request carries. */
+export type StreamBody = { model: string; messages: readonly unknown[] } & Record<string, unknown>;
+
+/** Options of {@link streamTurn}. */
+export interface StreamTurnOptions {
+  /** The attempt's box, set on the first chunk that carries something. */
+  produced?: Produced;
+  /** Stops the turn: the promise rejects with the signal's reason and the connection is closed. */
+  signal?: AbortSignal;
+  /**
+   * The longest silence allowed between chunks once the reply has started, in milliseconds; the
+   * clock restarts on every chunk. Zero or absent never gives up.
+   */
+  idleMs?: number;
+  /**
+   * How long the first chunk that carries something may take, in milliseconds, counted from the
+   * request (it covers prefill, and a model loaded on demand). Zero turns it off.
+   * @default five times idleMs where idleMs is set, otherwise none
+   */
+  firstChunkMs?: number;
+  /** Told each piece of answer text as it arrives. */
+  onOutput?: (text: string) => void;
+  /** Told each piece of reasoning as it arrives, from a reasoning field or from inside a fence. */
+  onThinking?: (text: string) => void;
+  /**
+   * The fences that mark reasoning inside content; an empty array reads all content as answer.
+   * @default DEFAULT_FENCES
+   */
+  fences?: readonly Fence[];
+  /**
+   * The chat template opened the scratchpad in the prompt, so content is reasoning until the
+   * first closing tag. Ignored once the server sends a reasoning field, which shows it parses
+   * reasoning itself.
+   * @default false
+   */
+  startInReasoning?: boolean;
+  /**
+   * The clock `firstTokenMs` and `durationMs` are read from, in milliseconds.
+   * @default performance.now
+   */
+  now?: () => number;
+  /**
+   * Makes an id for a tool call the server sent without one.
+   * @default "call_" followed by 24 random hexadecimal digits
+   */
+  newCallId?: () => string;
+}
+
+/**
+ * The connection closed before the stream finished.
+ *
+ * Raised when the socket drops in the middle of a reply (not for a stream that ends cleanly
+ * without `[DONE]`, which completes with what arrived). The transport's error is the `cause`.
+ */
+export class StreamInterrupted extends Error {
+  override readonly name = "StreamInterrupted";
+  /** Whether the attempt had shown text, reasoning or a tool call before the drop. */
+  readonly produced: boolean;
+  /** How many stream events had been read before the drop. */
+  readonly events: number;
+
+  constructor(options: { produced: boolean; events: number; cause?: unknown }) {
+    super(
+      `The connection closed before the stream finished (after ${options.events} event${options.events === 1 ? "" : "s"}).`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.produced = options.produced;
+    this.events = options.events;
+  }
+
+  /** Tells a StreamInterrupted from anything else without relying on instanceof. */
+  static is(value: unknown): value is StreamInterrupted {
+    return value instanceof StreamInterrupted || (value instanceof Error && value.name === "StreamInterrupted");
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** A positive timer length, held to what a timer can wait; undefined for anything else. */
+function positive(value: number | undefined): number | undefined {
+  const milliseconds = positiveNumber(value);
+  return milliseconds === undefined ? undefined : Math.min(milliseconds, MAX_TIMER_MS);
+}
+
+/** Waits for the first chunk that carries something, then for silence between chunks. */
+class Watchdog {
+  readonly #idleMs: number | undefined;
+  readonly #firstChunkMs: number | undefined;
+  readonly #onSilent: (error: EndpointSilent) => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #last = 0;
+  /** Whether the idle clock is running (after the first chunk that carried something). */
+  idle = false;
+
+  constructor(idleMs: number | undefined, firstChunkMs: number | undefined, onSilent: (error: EndpointSilent) => void) {
+    this.#idleMs = idleMs;
+    this.#firstChunkMs = firstChunkMs;
+    this.#onSilent = onSilent;
+    if (firstChunkMs !== undefined) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#onSilent(new EndpointSilent({ idleMs: firstChunkMs, phase: "first-chunk" }));
+      }, firstChunkMs);
+    }
+  }
+
+  /** Whether either allowance is set, so the SDK's own request timer must stay out of the way. */
+  get armed(): boolean {
+    return this.#idleMs !== undefined || this.#firstChunkMs !== undefined;
+  }
+
+  /** The reply has started: the first-chunk allowance is spent and the idle clock starts. */
+  started(): void {
+    this.stop();
+    if (this.#idleMs === undefined) return;
+    this.idle = true;
+    this.#last = performance.now();
+    this.#timer = setTimeout(this.#check, this.#idleMs);
+  }
+
+  /** A chunk arrived: the silence starts again from now. */
+  touch(): void {
+    this.#last = performance.now();
+  }
+
+  readonly #check = (): void => {
+    this.#timer = undefined;
+    const idleMs = this.#idleMs as number;
+    const quiet = performance.now() - this.#last;
+    if (quiet >= idleMs) {
+      this.idle = false;
+      this.#onSilent(new EndpointSilent({ idleMs, phase: "idle" }));
+      return;
+    }
+    // Rearmed lazily: a chunk only stamps the time, and the timer sleeps out what is left.
+    this.#timer = setTimeout(this.#check, Math.max(1, Math.ceil(idleMs - quiet)));
+  };
+
+  stop(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.idle = false;
+  }
+}
+
+/**
+ * Streams one chat completion and reads it back into a {@link Turn}.
+ *
+ * The request is made with `client` (so its base URL, key, headers and APIError for a refusal
+ * all apply, and it is never retried here: re-sending is the caller's decision), `stream: true`
+ * forced on the body. Answer text goes to `onOutput` and reasoning to `onThinking` as each
+ * network chunk is read; reasoning arrives in `reasoning_content`, vLLM's `reasoning`, or fenced
+ * inside content (see `fences`). Tool calls are put back together by index, their arguments
+ * joined exactly as sent; a piece for an index never opened starts that call, a piece with no
+ * index continues the last call unless it brings a new id, and a call that never got an id is
+ * given one. `usage` and llama.cpp's `timings` are taken from the last chunk that carried them.
+ *
+ * With `idleMs` or `firstChunkMs` set, silence rejects with {@link EndpointSilent} and the SDK's
+ * own request timer is switched off for the call. A stream that ends without `[DONE]` completes
+ * with what arrived; a dropped connection rejects with {@link StreamInterrupted}; a data line
+ * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with the
+ * SDK's APIError carrying the server's message and body; an aborted `signal` with its reason.
+ * Whatever the outcome, the timers are cleared and the connection is released.
+ *
+ * @param client - The OpenAI client to send with, usually from `getClient`.
+ * @param body - The chat completion request; `stream: true` is set here.
+ * @param options - Callbacks, the attempt's `produced` box, the signal and the watchdog.
+ * @example
+ * ```ts
+ * const produced = { value: false };
+ * const turn = await streamTurn(getClient(endpoint), { model, messages }, {
+ *   produced,
+ *   idleMs: timeoutMs(endpoint),
+ *   firstChunkMs: firstTokenMs(endpoint),
+ *   onOutput: (text) => process.stdout.write(text),
+ * });
+ * if (turn.finishReason === "length") console.warn("cut off at the token ceiling");
+ * ```
+ */
+export async function streamTurn(client: OpenAI, body: StreamBody, options: StreamTurnOptions = {}): Promise<Turn> {
+  const now = options.now ?? (() => performance.now());
+  const signal = options.signal;
+  if (signal?.aborted) throw signal.reason;
+  const started = now();
+  const controller = new AbortController();
+  const failed: { failure?: { error: unknown } } = {};
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let afterDone: ReturnType<typeof setTimeout> | undefined;
+  let finished = false;
+  let doneSeen = (): boolean => false;
+
+  const fail = (error: unknown): void => {
+    if (failed.failure !== undefined || finished || doneSeen()) return;
+    failed.failure = { error };
+    controller.abort(error);
+    reader?.cancel(error).catch(() => undefined);
+  };
+  /** Throws what stopped the turn on purpose (the watchdog, the signal), if anything did. */
+  const stopped = (): void => {
+    if (failed.failure !== undefined) throw failed.failure.error;
+  };
+  const onAbort = (): void => fail(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const idleMs = positive(options.idleMs);
+  const firstChunkMs = options.firstChunkMs !== undefined ? positive(options.firstChunkMs) : idleMs !== undefined ? positive(idleMs * 5) : undefined;
+  const watchdog = new Watchdog(idleMs, firstChunkMs, fail);
+
+  try {
+    let response: Response;
+    try {
+      response = await client.chat.completions
+        .create({ ...body, stream: true } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming, {
+          signal: controller.signal,
+          maxRetries: 0,
+          ...(watchdog.armed ? { timeout: MAX_TIMER_MS } : {}),
+        })
+        .asResponse();
+    } catch (error) {
+      stopped();
+      throw error;
+    }
+    if (failed.failure !== undefined) await response.body?.cancel().catch(() => undefined);
+    stopped();
+    const turn = new TurnReader(options, started, now, () => watchdog.started(), response.headers);
+    doneSeen = () => turn.done;
+    const type = response.headers.get("content-type") ?? "";
+    if (response.body === null) return turn.finish(now() - started);
+    if (type.includes("application/json")) {
+      // A server that ignored stream: true and answered the whole completion at once.
+      const text = await response.text().catch((error: unknown) => {
+        stopped();
+        throw new StreamInterrupted({ produced: false, events: 0, cause: error });
+      });
+      stopped();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (error) {
+        throw new MalformedStreamEvent(text, error);
+      }
+      if (isRecord(parsed)) turn.chunk(parsed);
+      return turn.finish(now() - started);
+    }
+
+    const splitter = new SseSplitter(turn.data, () => turn.endOfEvent());
+    reader = response.body.getReader();
+    let ended = false;
+    while (!ended) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        // Once [DONE] has arrived the turn is whole, whatever happens to the connection after.
+        if (turn.done) break;
+        stopped();
+        throw new StreamInterrupted({ produced: turn.produced, events: turn.events, cause: error });
+      }
+      if (turn.done && read.done) break;
+      stopped();
+      if (read.done) {
+        ended = true;
+        splitter.end();
+        turn.endOfEvent();
+        break;
+      }
+      if (turn.done) continue;
+      if (watchdog.idle) watchdog.touch();
+      splitter.push(read.value);
+      if (turn.done) {
+        // Let the server finish the response so its connection goes back to the pool, but do
+        // not wait on one that keeps it open.
+        watchdog.stop();
+        const open = reader;
+        afterDone = setTimeout(() => open.cancel().catch(() => undefined), AFTER_DONE_MS);
+      }
+    }
+    finished = true;
+    return turn.finish(now() - started);
+  } finally {
+    finished = true;
+    watchdog.stop();
+    if (afterDone !== undefined) clearTimeout(afterDone);
+    signal?.removeEventListener("abort", onAbort);
+    if (reader !== undefined) {
+      const open = reader;
+      // Harmless on a stream that has ended; on one abandoned half way it closes the socket.
+      open.cancel().catch(() => undefined);
+    }
+  }
+}

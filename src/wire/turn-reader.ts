@@ -1,0 +1,311 @@
+/**
+ * @module wire/turn-reader
+ * The reading half of `streamTurn`: each data line of a streamed chat completion parsed and
+ * folded into one attempt's text, reasoning, tool calls, usage and timings, then assembled into
+ * a Turn when the stream ends.
+ */
+
+import { randomUUID } from "node:crypto";
+import { APIError } from "openai";
+import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
+import type { StreamTurnOptions } from "./stream.js";
+import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
+import { isRecord } from "../text/guards.js";
+
+/** A line of a malformed event is kept in the error up to this many characters. */
+const LINE_EXCERPT = 200;
+
+/**
+ * A data line in the stream that is not JSON.
+ *
+ * The turn is abandoned rather than read on without the line, since a lost piece of a tool
+ * call's arguments would surface later as a parse failure with nothing to point at. The JSON
+ * error is the `cause`.
+ */
+export class MalformedStreamEvent extends Error {
+  override readonly name = "MalformedStreamEvent";
+  /** The start of the offending line. */
+  readonly line: string;
+
+  constructor(line: string, cause?: unknown) {
+    const excerpt = line.length > LINE_EXCERPT ? `${line.slice(0, LINE_EXCERPT)}…` : line;
+    super(`The stream carried a data line that is not JSON: ${excerpt}`, cause === undefined ? undefined : { cause });
+    this.line = excerpt;
+  }
+
+  /** Tells a MalformedStreamEvent from anything else without relying on instanceof. */
+  static is(value: unknown): value is MalformedStreamEvent {
+    return value instanceof MalformedStreamEvent || (value instanceof Error && value.name === "MalformedStreamEvent");
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function defaultCallId(): string {
+  return `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+}
+
+interface OpenCall {
+  index: number;
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Reads usage as a server reported it into the Turn's shape.
+ *
+ * prompt, completion, total and cached are always numbers (zero where not reported; total is
+ * prompt plus completion where only those two came). uncached is there only where a cache count
+ * was reported (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`),
+ * and reasoningTokens only where `completion_tokens_details.reasoning_tokens` was.
+ */
+export function readUsage(usage: unknown): TurnUsage {
+  if (!isRecord(usage)) return { prompt: 0, completion: 0, total: 0, cached: 0 };
+  const count = (value: unknown): number | undefined =>
+    typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const prompt = count(usage.prompt_tokens) ?? 0;
+  const completion = count(usage.completion_tokens) ?? 0;
+  const total = count(usage.total_tokens) ?? prompt + completion;
+  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
+  // OpenAI and llama.cpp report prompt_tokens_details.cached_tokens; DeepSeek prompt_cache_hit_tokens.
+  const cachedReport = count(promptDetails?.cached_tokens) ?? count(usage.prompt_cache_hit_tokens);
+  const result: TurnUsage = { prompt, completion, total, cached: cachedReport ?? 0 };
+  if (cachedReport !== undefined) result.uncached = Math.max(0, prompt - cachedReport);
+  const completionDetails = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
+  const reasoningTokens = count(completionDetails?.reasoning_tokens);
+  if (reasoningTokens !== undefined) result.reasoningTokens = reasoningTokens;
+  return result;
+}
+
+/** Reads llama.cpp's `timings` object into the Turn's shape; undefined where nothing is a number. */
+export function readTimings(timings: unknown): TurnTimings | undefined {
+  if (!isRecord(timings)) return undefined;
+  const result: TurnTimings = {};
+  const fields: [keyof TurnTimings, string][] = [
+    ["promptN", "prompt_n"],
+    ["promptMs", "prompt_ms"],
+    ["predictedN", "predicted_n"],
+    ["predictedMs", "predicted_ms"],
+    ["cacheN", "cache_n"],
+    ["draftN", "draft_n"],
+    ["draftAcceptedN", "draft_n_accepted"],
+  ];
+  let any = false;
+  for (const [to, from] of fields) {
+    const value = timings[from];
+    if (typeof value === "number" && Number.isFinite(value)) {
+      result[to] = value;
+      any = true;
+    }
+  }
+  return any ? result : undefined;
+}
+
+/** Everything one attempt has read so far, and the reading of each chunk. */
+export class TurnReader {
+  content = "";
+  reasoning = "";
+  finishReason: FinishReason = "";
+  usage: unknown = undefined;
+  timings: unknown = undefined;
+  firstTokenMs: number | undefined;
+  events = 0;
+  done = false;
+  produced = false;
+  readonly #calls: OpenCall[] = [];
+  #lastCall: OpenCall | undefined;
+  #splitter: FenceSplitter | undefined;
+  #contentSeen = false;
+  readonly #options: StreamTurnOptions;
+  readonly #fences: readonly Fence[];
+  readonly #onStart: () => void;
+  readonly #started: number;
+  readonly #now: () => number;
+  readonly #headers: Headers | undefined;
+  /** A data line that did not parse alone, kept in case the event continues on the next line. */
+  #pending = "";
+
+  constructor(options: StreamTurnOptions, started: number, now: () => number, onStart: () => void, headers?: Headers) {
+    this.#options = options;
+    this.#fences = options.fences ?? DEFAULT_FENCES;
+    if (this.#fences.length > 0) {
+      this.#splitter = new FenceSplitter({ fences: this.#fences, startInReasoning: options.startInReasoning === true });
+    }
+    this.#started = started;
+    this.#now = now;
+    this.#onStart = onStart;
+    this.#headers = headers;
+  }
+
+  /** Reads one data line of the stream. */
+  data = (data: string, event: string): void => {
+    if (this.done) return;
+    let text = data;
+    if (this.#pending !== "") {
+      text = `${this.#pending}\n${data}`;
+    } else if (data.charCodeAt(0) === 91 /* [ */ && data === "[DONE]") {
+      this.done = true;
+      return;
+    }
+    if (text === "") return;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(text);
+    } catch (error) {
+      if (event === "error") throw streamError(text, this.#headers);
+      // An event may spread its JSON over several data lines; wait for the rest before judging.
+      if (text.length > 1_000_000) throw new MalformedStreamEvent(text, error);
+      this.#pending = text;
+      return;
+    }
+    this.#pending = "";
+    this.events++;
+    if (event === "error") throw streamError(isRecord(chunk) && chunk.error !== undefined ? chunk.error : chunk, this.#headers);
+    if (!isRecord(chunk)) return;
+    this.chunk(chunk);
+  };
+
+  /** A blank line ends an event: a data line still waiting for its continuation is malformed. */
+  endOfEvent(): void {
+    if (this.#pending !== "") {
+      const line = this.#pending;
+      this.#pending = "";
+      throw new MalformedStreamEvent(line);
+    }
+  }
+
+  chunk(chunk: Json): void {
+    if (chunk.error !== undefined && chunk.error !== null && chunk.choices === undefined) {
+      throw streamError(chunk.error, this.#headers);
+    }
+    const choices = chunk.choices;
+    if (Array.isArray(choices)) {
+      for (let i = 0; i < choices.length; i++) {
+        const choice = choices[i];
+        if (!isRecord(choice)) continue;
+        if (choice.index !== undefined && choice.index !== 0) continue;
+        const delta = choice.delta ?? choice.message;
+        if (isRecord(delta)) this.#delta(delta);
+        const finish = choice.finish_reason;
+        if (typeof finish === "string" && finish !== "") this.finishReason = finish;
+      }
+    }
+    if (isRecord(chunk.usage)) this.usage = chunk.usage;
+    if (isRecord(chunk.timings)) this.timings = chunk.timings;
+  }
+
+  #carried(): void {
+    if (this.produced) return;
+    this.produced = true;
+    this.firstTokenMs = this.#now() - this.#started;
+    const box = this.#options.produced;
+    if (box) box.value = true;
+    this.#onStart();
+  }
+
+  #delta(delta: Json): void {
+    // One of the two, never both: a server in transition may send the same text in each.
+    const reasoningContent = delta.reasoning_content;
+    const reasoningField = typeof reasoningContent === "string" && reasoningContent !== "" ? reasoningContent : delta.reasoning;
+    if (typeof reasoningField === "string" && reasoningField !== "") {
+      this.#carried();
+      if (!this.#contentSeen && this.#options.startInReasoning && this.#fences.length > 0) {
+        // The server parses reasoning itself, so content is answer from the start.
+        this.#splitter = new FenceSplitter({ fences: this.#fences });
+      }
+      this.reasoning += reasoningField;
+      this.#options.onThinking?.(reasoningField);
+    }
+    const content = delta.content;
+    if (typeof content === "string" && content !== "") {
+      this.#carried();
+      this.#contentSeen = true;
+      if (this.#splitter === undefined) {
+        this.content += content;
+        this.#options.onOutput?.(content);
+      } else this.#split(this.#splitter.push(content));
+    }
+    const toolCalls = delta.tool_calls;
+    if (Array.isArray(toolCalls) && toolCalls.length > 0) {
+      this.#carried();
+      for (let i = 0; i < toolCalls.length; i++) {
+        const piece = toolCalls[i];
+        if (isRecord(piece)) this.#toolCall(piece);
+      }
+    }
+  }
+
+  #split(part: { answer: string; reasoning: string; moved?: string }): void {
+    if (part.moved !== undefined) this.content = this.content.slice(part.moved.length);
+    if (part.reasoning !== "") {
+      this.reasoning += part.reasoning;
+      this.#options.onThinking?.(part.reasoning);
+    }
+    if (part.answer !== "") {
+      this.content += part.answer;
+      this.#options.onOutput?.(part.answer);
+    }
+  }
+
+  #toolCall(piece: Json): void {
+    const id = typeof piece.id === "string" && piece.id !== "" ? piece.id : undefined;
+    const fn = isRecord(piece.function) ? piece.function : undefined;
+    const name = typeof fn?.name === "string" && fn.name !== "" ? fn.name : undefined;
+    const rawArguments = fn?.arguments;
+    // A few servers send a whole call's arguments as an object rather than a JSON string.
+    const args = typeof rawArguments === "string" ? rawArguments : isRecord(rawArguments) ? JSON.stringify(rawArguments) : undefined;
+    let call: OpenCall | undefined;
+    if (typeof piece.index === "number") {
+      const last = this.#lastCall;
+      call = last !== undefined && last.index === piece.index ? last : this.#calls.find((open) => open.index === piece.index);
+      if (call === undefined) {
+        call = { index: piece.index, id: "", name: "", arguments: "" };
+        this.#calls.push(call);
+      }
+    } else {
+      // No index: a new id starts a call, anything else continues the last one.
+      const last = this.#lastCall;
+      if (last !== undefined && (id === undefined || id === last.id)) call = last;
+      else {
+        const index = this.#calls.reduce((highest, open) => Math.max(highest, open.index + 1), 0);
+        call = { index, id: "", name: "", arguments: "" };
+        this.#calls.push(call);
+      }
+    }
+    this.#lastCall = call;
+    if (call.id === "" && id !== undefined) call.id = id;
+    if (call.name === "" && name !== undefined) call.name = name;
+    if (args !== undefined && args !== "") call.arguments += args;
+  }
+
+  /** The stream has ended: flushes the fence splitter and builds the turn. */
+  finish(durationMs: number): Turn {
+    if (this.#splitter !== undefined) this.#split(this.#splitter.end());
+    const newCallId = this.#options.newCallId ?? defaultCallId;
+    const toolCalls: ToolCall[] = [...this.#calls]
+      .sort((a, b) => a.index - b.index)
+      .map((call) => ({
+        id: call.id !== "" ? call.id : newCallId(),
+        type: "function" as const,
+        function: { name: call.name, arguments: call.arguments },
+      }));
+    const turn: Turn = {
+      content: this.content,
+      toolCalls,
+      usage: readUsage(this.usage),
+      finishReason: this.finishReason,
+      reasoning: this.reasoning,
+      durationMs,
+    };
+    const timings = readTimings(this.timings);
+    if (timings !== undefined) turn.timings = timings;
+    if (this.firstTokenMs !== undefined) turn.firstTokenMs = this.firstTokenMs;
+    return turn;
+  }
+}
+
+/** The error a stream reported inside a 200, as the SDK would have raised it. */
+function streamError(error: unknown, headers: Headers | undefined): APIError {
+  return new APIError(undefined, isRecord(error) ? error : { message: String(error) }, undefined, headers ?? new Headers());
+}

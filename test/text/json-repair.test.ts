@@ -1,0 +1,77 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { balancedEnd, findJson, parseLooseJson, repairJson } from "../../src/text/json-repair.js";
+
+describe("findJson", () => {
+  it("takes a reply that is only JSON", () => {
+    expect(findJson('  {"a": 1}\n')).toBe('{"a": 1}');
+  });
+
+  it("takes the JSON out of a ``` fence", () => {
+    expect(findJson('Here you go:\n```json\n{"tools": ["a"]}\n```\nAnything else?')).toBe('{"tools": ["a"]}');
+  });
+
+  it("takes the first balanced object out of prose, apostrophes and all", () => {
+    expect(findJson("Here's what I'd pick: {'tools': ['read', 'write']} — hope that helps!")).toBe("{'tools': ['read', 'write']}");
+  });
+
+  it("skips a bracket in prose that is not JSON for one that is", () => {
+    expect(findJson('Choose [one] of these: {"pick": "read"}')).toBe('{"pick": "read"}');
+  });
+
+  it("returns an object cut off at the end of the reply, for the parse to call truncated", () => {
+    const found = findJson('Sure: {"tools": ["read", "wri');
+    expect(found).toBe('{"tools": ["read", "wri');
+    expect(parseLooseJson(found as string)).toMatchObject({ ok: false, truncated: true });
+  });
+
+  it("returns an unclosed fence's contents", () => {
+    expect(findJson('```json\n{"a": 1}')).toBe('{"a": 1}');
+  });
+
+  it("returns undefined when there is no JSON at all", () => {
+    expect(findJson("No brackets here.")).toBeUndefined();
+  });
+
+  it("never throws on arbitrary text", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (text) => {
+        const found = findJson(text);
+        if (found !== undefined) expect(typeof found).toBe("string");
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("repairJson", () => {
+  it("reports a text that ends inside a string as truncated", () => {
+    expect(repairJson('{"a": "b').truncated).toBe(true);
+  });
+
+  it("reports a text that leaves an object open as truncated", () => {
+    expect(repairJson('{"a": [1').truncated).toBe(true);
+  });
+
+  it("does not report a complete but wrong text as truncated", () => {
+    expect(repairJson('{"a": b"}').truncated).toBe(false);
+  });
+
+  it("turns Python literals into JSON but leaves them inside strings", () => {
+    expect(repairJson("{'a': True, 'b': 'True'}").text).toBe('{"a": true, "b": "True"}');
+  });
+});
+
+describe("parseLooseJson", () => {
+  it("says whether the repair was needed", () => {
+    expect(parseLooseJson('{"a": 1}')).toEqual({ ok: true, value: { a: 1 }, repaired: false });
+    expect(parseLooseJson("{'a': 1}")).toEqual({ ok: true, value: { a: 1 }, repaired: true });
+  });
+});
+
+describe("balancedEnd", () => {
+  it("reads brackets inside strings as text", () => {
+    const text = '{"a": "}"} tail';
+    expect(text.slice(0, balancedEnd(text, 0))).toBe('{"a": "}"}');
+  });
+});
