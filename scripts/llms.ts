@@ -33,7 +33,8 @@ const checker = program.getTypeChecker();
 /** The first sentence of a doc comment's first paragraph, on one line. */
 function firstSentence(doc: string): string {
   const paragraph = doc.split(/\n\s*\n/)[0] ?? "";
-  const flat = paragraph.replace(/\s+/g, " ").trim();
+  // A link the compiler could not resolve from the declaring file renders as `{@link name }`.
+  const flat = paragraph.replace(/\s+/g, " ").replace(/\{@link (\S+) \}/g, "{@link $1}").trim();
   const match = /^(.+?[.!?])(?:\s|$)/.exec(flat);
   return (match ? match[1] : flat) ?? "";
 }
@@ -68,6 +69,16 @@ function docOf(symbol: ts.Symbol): string {
   return "";
 }
 
+/**
+ * The public module a re-export comes from: the name its file's `@module` tag gives. A helper
+ * (its tag names a path inside a layer folder) belongs to the entry that re-exports it.
+ */
+function moduleOf(entryFile: string, specifier: string, own: string): string {
+  const file = resolve(root, dirname(entryFile), specifier.replace(/\.js$/, ".ts"));
+  const tag = /@module\s+(\S+)/.exec(existsSync(file) ? readFileSync(file, "utf8") : "")?.[1];
+  return tag && !tag.includes("/") ? tag : own;
+}
+
 interface Group {
   module: string;
   lines: string[];
@@ -97,9 +108,7 @@ function groupsOf(entry: Entry): Group[] {
   };
   for (const statement of source.statements) {
     if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
-      const named = statement.moduleSpecifier.text.replace(/^\.\//, "").replace(/\.js$/, "");
-      // A helper the entry re-exports from internal/ belongs to the entry's own module.
-      const module = named.startsWith("internal/") ? own : named;
+      const module = moduleOf(entry.file, statement.moduleSpecifier.text, own);
       const clause = statement.exportClause;
       if (!clause || !ts.isNamedExports(clause)) {
         throw new Error(`${entry.file}: use explicit named re-exports, not export * from "${statement.moduleSpecifier.text}"`);

@@ -13,17 +13,10 @@
 import type { Message, ToolDefinition } from "../shapes/config.js";
 import type { TokenOptions } from "../text/tokens.js";
 import { jsonKey } from "../text/safe-calls.js";
+import type { LedgerEntry } from "../shapes/ledger.js";
 import { fitEstimate, weightOf, type MeasuredGroup } from "./ledger-estimate.js";
 
-/** One request as the ledger keeps it: three numbers, so it stores as columns or JSON. */
-export interface LedgerEntry {
-  /** The index of the request's last message. */
-  through: number;
-  /** The prompt tokens the endpoint reported for the request. */
-  prompt: number;
-  /** Which unbroken run of appending requests this one belongs to. */
-  epoch: number;
-}
+export type { LedgerEntry };
 
 /** A request as {@link recordRequest} compares it with the one before. */
 export interface LedgerRequest {

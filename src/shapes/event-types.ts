@@ -7,8 +7,8 @@
  * each other. `events` re-exports every name here.
  */
 
-import type { ContextBreakdown } from "../text/tokens.js";
-import type { LedgerEntry } from "../run/ledger.js";
+import type { ContextBreakdown } from "./context.js";
+import type { LedgerEntry } from "./ledger.js";
 import type { FinishReason, TurnTimings, TurnUsage } from "./config.js";
 
 /**

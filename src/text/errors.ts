@@ -8,8 +8,8 @@
  */
 
 import type { Message } from "../shapes/config.js";
-import type { RunTotals } from "../run/events.js";
-import type { LedgerEntry } from "../run/ledger.js";
+import type { RunTotals } from "../shapes/event-types.js";
+import type { LedgerEntry } from "../shapes/ledger.js";
 import { describeError } from "./error-body.js";
 import { ContextOverflow } from "./retry.js";
 import type { ToolCallOutcome } from "./tool-calls.js";

@@ -8,7 +8,10 @@
  */
 
 import type { ContentPart, Message, TextPart, ToolDefinition } from "../shapes/config.js";
+import type { ContextBreakdown } from "../shapes/context.js";
 import { positiveNumber } from "./guards.js";
+
+export type { ContextBreakdown };
 
 /** The divisor used until a model has reported its own. */
 export const DEFAULT_CHARS_PER_TOKEN = 4;
@@ -95,20 +98,6 @@ export function requestTokens(body: RequestLike, options?: TokenOptions): number
   let total = toolTokens(body?.tools, options);
   for (const message of body?.messages ?? []) total += messageTokens(message, options);
   return total;
-}
-
-/** A request cut four ways: the numbers {@link contextTokens} and {@link contextChars} hand back. */
-export interface ContextBreakdown {
-  /** System and developer messages: what a shorter prompt saves. */
-  system: number;
-  /** The declared tool schemas: what loading tools on demand saves. */
-  tools: number;
-  /** Every other message, the arguments of assistant tool calls included: what compaction folds. */
-  history: number;
-  /** The tool messages and nothing else: what pruning tool results shrinks. */
-  toolResults: number;
-  /** The four parts added together. */
-  total: number;
 }
 
 /** Options for {@link contextTokens}. */

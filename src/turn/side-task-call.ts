@@ -6,7 +6,7 @@
 
 import { NO_KEY, normaliseBaseUrl, resolveApiKey } from "../wire/client.js";
 import type { Endpoint, ResolvedTask } from "../shapes/config.js";
-import type { AskJsonOptions, SummariserOptions } from "./side-task.js";
+import type { AskJsonOptions, SummariserOptions } from "./side-task-types.js";
 import { isPlainRecord } from "../text/guards.js";
 
 /** Options of {@link taskCall}: the host's own defaults for a task that states none. */

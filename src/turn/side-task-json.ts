@@ -10,7 +10,7 @@ import { safeParse, toJSONSchema, type $ZodType } from "zod/v4/core";
 import type { EndpointCapabilities } from "../wire/capabilities.js";
 import type { Endpoint, JsonSchema } from "../shapes/config.js";
 import { isGrammarError, relaxSchema, sanitizeSchema } from "../text/schema-compat.js";
-import type { AskJsonOptions, SideTaskInput, SideTaskSchema } from "./side-task.js";
+import type { AskJsonOptions, SideTaskInput, SideTaskSchema } from "./side-task-types.js";
 import { ALL_FENCES, stripThinking } from "../text/thinking.js";
 import { balancedEnd, findJson, parseLooseJson } from "../text/json-repair.js";
 import { withinStrictLimits } from "../text/schema-strict.js";

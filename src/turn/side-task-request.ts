@@ -14,7 +14,7 @@ import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, typ
 import { getClientIn } from "../wire/client.js";
 import type { Endpoint, FinishReason, ReasoningEffort } from "../shapes/config.js";
 import { errorMessage } from "../text/errors.js";
-import type { SideTaskInput, SideTaskOptions } from "./side-task.js";
+import type { SideTaskInput, SideTaskOptions } from "./side-task-types.js";
 import { ALL_FENCES, stripThinking } from "../text/thinking.js";
 import type { RuntimeState } from "../state/state.js";
 import { finiteNumber, isPlainRecord, positiveInteger } from "../text/guards.js";

@@ -12,7 +12,9 @@ import OpenAI from "openai";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { Endpoint } from "../shapes/config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
-import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type LookupRoute } from "./window-lookup.js";
+import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type ListedModel, type LookupRoute, type WindowLookupOptions } from "./window-lookup.js";
+
+export type { ListedModel, WindowLookupOptions };
 
 /**
  * The key sent to an endpoint that has none.
@@ -185,26 +187,6 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
  */
 export function getClient(endpoint: Endpoint): OpenAI {
   return getClientIn(defaultState, endpoint);
-}
-
-/** One entry of a `/v1/models` listing: an id and whatever the server adds. */
-export type ListedModel = { id: string } & Record<string, unknown>;
-
-/** Options of {@link listModels}, {@link servedWindow} and {@link contextLimitFor}. */
-export interface WindowLookupOptions {
-  /** Stops the lookup: it rejects with the signal's reason and remembers nothing of it. */
-  signal?: AbortSignal;
-  /**
-   * How long LM Studio's `/api/v0/models` is left alone after it failed with anything other than
-   * 404, 405 or 501 (which drop it for the life of the process), in milliseconds.
-   * @default 60000
-   */
-  listingMissMs?: number;
-  /**
-   * The clock `listingMissMs` is measured on, in milliseconds.
-   * @default Date.now
-   */
-  now?: () => number;
 }
 
 /** The server's own API sits at its origin: the base URL less a trailing `/v1`. */

@@ -13,12 +13,13 @@
 import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
 import { SseSplitter } from "./sse.js";
-import { MalformedStreamEvent, TurnReader } from "./turn-reader.js";
+import { MalformedStreamEvent, TurnReader, type Produced, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
 import type { Fence } from "../text/thinking.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 
 export { MalformedStreamEvent, readTimings, readUsage } from "./turn-reader.js";
+export type { Produced, StreamTurnOptions } from "./turn-reader.js";
 
 /** The longest delay a Node timer takes; anything longer fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -26,65 +27,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** How long a server may keep the connection open after `[DONE]` before it is let go. */
 const AFTER_DONE_MS = 100;
 
-/**
- * A box saying whether an attempt has shown anything yet: one per attempt, set by
- * {@link streamTurn} on the first chunk that carries text, reasoning or a piece of a tool call.
- *
- * The `{"role":"assistant"}` chunk most servers open a stream with carries nothing and does not
- * set it, so a re-send after a failure reads `value` to know whether anybody has seen output.
- */
-export interface Produced {
-  /** True once a chunk carried text, reasoning or a piece of a tool call. */
-  value: boolean;
-}
-
 /** The body of a streamed chat completion: the model, the messages and whatever else the request carries. */
 export type StreamBody = { model: string; messages: readonly unknown[] } & Record<string, unknown>;
-
-/** Options of {@link streamTurn}. */
-export interface StreamTurnOptions {
-  /** The attempt's box, set on the first chunk that carries something. */
-  produced?: Produced;
-  /** Stops the turn: the promise rejects with the signal's reason and the connection is closed. */
-  signal?: AbortSignal;
-  /**
-   * The longest silence allowed between chunks once the reply has started, in milliseconds; the
-   * clock restarts on every chunk. Zero or absent never gives up.
-   */
-  idleMs?: number;
-  /**
-   * How long the first chunk that carries something may take, in milliseconds, counted from the
-   * request (it covers prefill, and a model loaded on demand). Zero turns it off.
-   * @default five times idleMs where idleMs is set, otherwise none
-   */
-  firstChunkMs?: number;
-  /** Told each piece of answer text as it arrives. */
-  onOutput?: (text: string) => void;
-  /** Told each piece of reasoning as it arrives, from a reasoning field or from inside a fence. */
-  onThinking?: (text: string) => void;
-  /**
-   * The fences that mark reasoning inside content; an empty array reads all content as answer.
-   * @default DEFAULT_FENCES
-   */
-  fences?: readonly Fence[];
-  /**
-   * The chat template opened the scratchpad in the prompt, so content is reasoning until the
-   * first closing tag. Ignored once the server sends a reasoning field, which shows it parses
-   * reasoning itself.
-   * @default false
-   */
-  startInReasoning?: boolean;
-  /**
-   * The clock `firstTokenMs` and `durationMs` are read from, in milliseconds.
-   * @default performance.now
-   */
-  now?: () => number;
-  /**
-   * Makes an id for a tool call the server sent without one.
-   * @default "call_" followed by 24 random hexadecimal digits
-   */
-  newCallId?: () => string;
-}
 
 /**
  * The connection closed before the stream finished.

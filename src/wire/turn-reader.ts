@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { APIError } from "openai";
 import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
-import type { StreamTurnOptions } from "./stream.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
 
@@ -308,4 +307,61 @@ export class TurnReader {
 /** The error a stream reported inside a 200, as the SDK would have raised it. */
 function streamError(error: unknown, headers: Headers | undefined): APIError {
   return new APIError(undefined, isRecord(error) ? error : { message: String(error) }, undefined, headers ?? new Headers());
+}
+
+/** Options of {@link streamTurn}. */
+export interface StreamTurnOptions {
+  /** The attempt's box, set on the first chunk that carries something. */
+  produced?: Produced;
+  /** Stops the turn: the promise rejects with the signal's reason and the connection is closed. */
+  signal?: AbortSignal;
+  /**
+   * The longest silence allowed between chunks once the reply has started, in milliseconds; the
+   * clock restarts on every chunk. Zero or absent never gives up.
+   */
+  idleMs?: number;
+  /**
+   * How long the first chunk that carries something may take, in milliseconds, counted from the
+   * request (it covers prefill, and a model loaded on demand). Zero turns it off.
+   * @default five times idleMs where idleMs is set, otherwise none
+   */
+  firstChunkMs?: number;
+  /** Told each piece of answer text as it arrives. */
+  onOutput?: (text: string) => void;
+  /** Told each piece of reasoning as it arrives, from a reasoning field or from inside a fence. */
+  onThinking?: (text: string) => void;
+  /**
+   * The fences that mark reasoning inside content; an empty array reads all content as answer.
+   * @default DEFAULT_FENCES
+   */
+  fences?: readonly Fence[];
+  /**
+   * The chat template opened the scratchpad in the prompt, so content is reasoning until the
+   * first closing tag. Ignored once the server sends a reasoning field, which shows it parses
+   * reasoning itself.
+   * @default false
+   */
+  startInReasoning?: boolean;
+  /**
+   * The clock `firstTokenMs` and `durationMs` are read from, in milliseconds.
+   * @default performance.now
+   */
+  now?: () => number;
+  /**
+   * Makes an id for a tool call the server sent without one.
+   * @default "call_" followed by 24 random hexadecimal digits
+   */
+  newCallId?: () => string;
+}
+
+/**
+ * A box saying whether an attempt has shown anything yet: one per attempt, set by
+ * {@link streamTurn} on the first chunk that carries text, reasoning or a piece of a tool call.
+ *
+ * The `{"role":"assistant"}` chunk most servers open a stream with carries nothing and does not
+ * set it, so a re-send after a failure reads `value` to know whether anybody has seen output.
+ */
+export interface Produced {
+  /** True once a chunk carried text, reasoning or a piece of a tool call. */
+  value: boolean;
 }

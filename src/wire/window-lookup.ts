@@ -9,7 +9,6 @@
  */
 
 import type OpenAI from "openai";
-import type { ListedModel, WindowLookupOptions } from "./client.js";
 import { defineSlot } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 
@@ -245,4 +244,24 @@ export async function readContextLimit(
     return served;
   }
   return trained ?? 0;
+}
+
+/** One entry of a `/v1/models` listing: an id and whatever the server adds. */
+export type ListedModel = { id: string } & Record<string, unknown>;
+
+/** Options of {@link listModels}, {@link servedWindow} and {@link contextLimitFor}. */
+export interface WindowLookupOptions {
+  /** Stops the lookup: it rejects with the signal's reason and remembers nothing of it. */
+  signal?: AbortSignal;
+  /**
+   * How long LM Studio's `/api/v0/models` is left alone after it failed with anything other than
+   * 404, 405 or 501 (which drop it for the life of the process), in milliseconds.
+   * @default 60000
+   */
+  listingMissMs?: number;
+  /**
+   * The clock `listingMissMs` is measured on, in milliseconds.
+   * @default Date.now
+   */
+  now?: () => number;
 }
