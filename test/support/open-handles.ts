@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll } from "vitest";
 
-const watched = new Set(["TCPSocketWrap", "TCPServerWrap", "Timeout", "Immediate", "PipeWrap"]);
+const watched = new Set(["TCPSocketWrap", "TCPServerWrap", "Timeout", "Immediate", "PipeWrap", "ProcessWrap"]);
 
 function counts(): Map<string, number> {
   const tally = new Map<string, number>();
