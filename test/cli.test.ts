@@ -11,6 +11,7 @@ import { buildBody } from "../src/wire/request-body.js";
 import { runTurnIn } from "../src/turn/run-turn.js";
 import { importCapabilitiesIn } from "../src/wire/snapshot.js";
 import { clearState, createState } from "../src/state/state.js";
+import { createRuntime, defaultRuntime } from "../src/index.js";
 import { main as runMain, type CliIo } from "../src/cli/main.js";
 import { demoModel, runDemo } from "../src/cli/demo.js";
 import fc from "fast-check";
@@ -118,6 +119,20 @@ describe("the demo", () => {
       expect(streams.out.text()).toMatch(/answer: The project folder holds/);
       expect(streams.out.text()).not.toMatch(/answer, continued/);
       expect(server.chatRequests().every((request) => request.headers.authorization === "Bearer sk-demo")).toBe(true);
+    });
+  });
+
+  it("learns in the runtime it is given and leaves that runtime for its owner to reset", async () => {
+    await withServer({ profile: "llama.cpp", models: [{ id: "served-model" }], refuse: { fields: ["min_p"] }, respond: demoModel(0) }, async (server) => {
+      const runtime = createRuntime();
+      try {
+        await runDemo({ baseUrl: server.baseUrl, model: "served-model", folder: root, stdout: sink(), color: false, runtime, delayMs: 0 });
+        const learned = runtime.exportCapabilities().endpoints.find((entry) => entry.baseUrl === server.baseUrl);
+        expect(learned?.models?.["served-model"]?.droppedFields).toEqual(["min_p"]);
+        expect(defaultRuntime.exportCapabilities().endpoints.some((entry) => entry.baseUrl === server.baseUrl)).toBe(false);
+      } finally {
+        runtime.reset();
+      }
     });
   });
 
