@@ -34,7 +34,7 @@ import { profileNamed, refusalWording, type Profile, type ProfileName, type Refu
 import { findRefusal } from "./testing/refusals.js";
 import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./testing/turns.js";
 import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./testing/http.js";
-import { isPlainRecord } from "./text/guards.js";
+import { isPlainRecord } from "./testing/guards.js";
 import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./testing/types.js";
 
 export type {

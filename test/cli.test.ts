@@ -11,6 +11,8 @@ import { buildBody } from "../src/wire/request-body.js";
 import { runTurnIn } from "../src/turn/run-turn.js";
 import { importCapabilitiesIn } from "../src/wire/snapshot.js";
 import { clearState, createState } from "../src/state/state.js";
+import { createRuntime, defaultRuntime } from "../src/index.js";
+import { CliFailure, readFailure, wordsOf } from "../src/cli/errors.js";
 import { main as runMain, type CliIo } from "../src/cli/main.js";
 import { demoModel, runDemo } from "../src/cli/demo.js";
 import fc from "fast-check";
@@ -121,6 +123,20 @@ describe("the demo", () => {
     });
   });
 
+  it("learns in the runtime it is given and leaves that runtime for its owner to reset", async () => {
+    await withServer({ profile: "llama.cpp", models: [{ id: "served-model" }], refuse: { fields: ["min_p"] }, respond: demoModel(0) }, async (server) => {
+      const runtime = createRuntime();
+      try {
+        await runDemo({ baseUrl: server.baseUrl, model: "served-model", folder: root, stdout: sink(), color: false, runtime, delayMs: 0 });
+        const learned = runtime.exportCapabilities().endpoints.find((entry) => entry.baseUrl === server.baseUrl);
+        expect(learned?.models?.["served-model"]?.droppedFields).toEqual(["min_p"]);
+        expect(defaultRuntime.exportCapabilities().endpoints.some((entry) => entry.baseUrl === server.baseUrl)).toBe(false);
+      } finally {
+        runtime.reset();
+      }
+    });
+  });
+
   it("dims the thinking only where colour is allowed", async () => {
     const streams = io({ FORCE_COLOR: "1" });
     expect(await main(["demo", "--folder", root], streams)).toBe(0);
@@ -161,6 +177,36 @@ describe("the command line", () => {
     const streams = { ...io(), version: "1.2.3" };
     expect(await main(["--version"], streams)).toBe(0);
     expect(streams.out.text()).toBe("1.2.3\n");
+  });
+});
+
+describe("reading a failure", () => {
+  it("finds the HTTP status and the server's words down a wrapped error's cause chain", () => {
+    const sdk = Object.assign(new Error("401 Incorrect API key provided"), { status: 401 });
+    const wrapped = new Error("", { cause: sdk });
+    const failure = readFailure(wrapped, "http://127.0.0.1:1/v1");
+    expect(failure.kind).toBe("unauthorized");
+    expect(failure.message).toMatch(/^http:\/\/127\.0\.0\.1:1\/v1 refused the key \(HTTP 401\): Incorrect API key provided\. /);
+  });
+
+  it("reads a plain error body's words where no Error carries them", () => {
+    expect(wordsOf({ body: { detail: [{ msg: "  field required  " }] } })).toBe("field required");
+    expect(wordsOf({ error: "model not loaded", status: 503 })).toBe("model not loaded");
+    expect(readFailure({ statusCode: 404, error: { message: "The model `x` does not exist" } }, "u", "x").kind).toBe("unknownModel");
+  });
+
+  it("says no reason was given for an error that carries no words, and never throws reading one", () => {
+    expect(readFailure(Object.assign(new Error(""), { status: 500 }), "u").message).toBe("u answered HTTP 500: no reason given");
+    const cycle = Object.assign(new Error(""), { status: 502 });
+    cycle.cause = cycle;
+    expect(readFailure(cycle, "u").message).toBe("u answered HTTP 502: no reason given");
+    const hostile = Object.defineProperty({ status: 500 }, "message", {
+      get() {
+        throw new Error("a getter that throws");
+      },
+    });
+    expect(wordsOf(hostile)).toBe("");
+    expect(readFailure(hostile, "u").kind).toBe("failed");
   });
 });
 

@@ -5,8 +5,7 @@
  */
 import { readdir } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { ToolDefinition } from "../shapes/config.js";
-import type { ToolCallRequest } from "../text/tool-calls.js";
+import type { ToolCallRequest, ToolDefinition } from "../index.js";
 
 /** The demo's tool declarations, as a request sends them. */
 export const DEMO_TOOLS: readonly ToolDefinition[] = Object.freeze([

@@ -10,15 +10,11 @@
  * sent to decide its next step — think, list the folder, think, calculate, answer, carry on a
  * cut-off answer — streamed a word at a time, and it keeps to the request's token ceiling.
  */
-import { runAgentLoopIn, type AgentLoopConfig, type AgentLoopResult } from "../run/agent-loop.js";
-import type { RunEventInput } from "../run/events.js";
-import { startEndpoint, turn } from "../testing.js";
-import type { EndpointServer, RecordedRequest, Scripted } from "../testing/types.js";
-import { clearState, createState, type RuntimeState } from "../state/state.js";
+import { createRuntime, type AgentLoopConfig, type AgentLoopResult, type RunEventInput, type Runtime } from "../index.js";
+import { startEndpoint, turn, type EndpointServer, type RecordedRequest, type Scripted } from "../testing.js";
 import { DEMO_TOOLS, demoDispatch } from "./demo-tools.js";
 import { formatMetrics, stylesFor, type Output, type Styles } from "./output.js";
 import { oneLine } from "./errors.js";
-import { isPlainRecord } from "../text/guards.js";
 
 /** The question the demo asks, of the simulated model and of a real one alike. */
 export const DEMO_QUESTION = "How many files and folders are in the project folder, and what is that count times 2.5, plus 4?";
@@ -26,6 +22,11 @@ export const DEMO_QUESTION = "How many files and folders are in the project fold
 /** The system prompt the demo sends. */
 export const DEMO_SYSTEM =
   "You are a careful assistant with two tools. Use list_files to look at folders and calculate for any arithmetic, then answer in one or two sentences.";
+
+/** Whether a value of a request body is a JSON object (not null, not an array). */
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 interface Seen {
   listing?: string;
@@ -161,8 +162,8 @@ export interface DemoOptions {
   color: boolean;
   /** Stops the run. */
   signal?: AbortSignal;
-  /** The runtime state to run in; absent uses a fresh one, cleared at the end. */
-  state?: RuntimeState;
+  /** The runtime to run in; absent uses a fresh one from createRuntime, reset at the end. */
+  runtime?: Runtime;
   /** The simulated model's pause before each chunk, in milliseconds. @default 12 */
   delayMs?: number;
 }
@@ -237,13 +238,13 @@ function createPrinter(out: Output, styles: Styles): (event: RunEventInput) => v
 /**
  * Runs the demo and prints it; resolves with the run's result, rejects with what stopped it.
  *
- * Everything the demo starts (the simulated endpoint, a fresh state's connection pool) is closed
+ * Everything the demo starts (the simulated endpoint, a fresh runtime's connection pool) is closed
  * before it settles, however it ends.
  */
 export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
   const out = options.stdout;
   const styles = stylesFor(options.color);
-  const state = options.state ?? createState();
+  const runtime = options.runtime ?? createRuntime();
   let server: EndpointServer | undefined;
   try {
     let baseUrl = options.baseUrl;
@@ -275,7 +276,7 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
       extraBody: { min_p: 0.05 },
     };
     const dispatch = demoDispatch(options.folder ?? process.cwd());
-    const result = await runAgentLoopIn(state, {
+    const result = await runtime.runAgentLoop({
       config,
       system: DEMO_SYSTEM,
       messages: [{ role: "user", content: DEMO_QUESTION }],
@@ -290,6 +291,6 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
     return result;
   } finally {
     await server?.close();
-    if (!options.state) clearState(state);
+    if (!options.runtime) runtime.reset();
   }
 }

@@ -3,7 +3,6 @@
  * The `agent-core` command's failures: the exit code each kind of failure ends the process with,
  * and the reading of a caught error as one line a person can act on.
  */
-import { describeError } from "../text/error-body.js";
 
 /** The exit codes of the `agent-core` command, by what happened. */
 export const EXIT_CODES = Object.freeze({
@@ -84,6 +83,47 @@ function connectionCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** What a caught value said: the first text found in it, and the first HTTP status on the way. */
+interface ErrorReading {
+  text: string;
+  status?: number;
+}
+
+/** Where a failure keeps its words, in the order they are read: its own, its body's, its cause's. */
+const WORD_KEYS = ["message", "detail", "msg", "error", "errors", "reason", "body", "cause"] as const;
+
+function readInto(value: unknown, into: ErrorReading, depth: number, seen: Set<object>): void {
+  if (depth > 6 || value === null || value === undefined) return;
+  if (typeof value === "string") {
+    if (!into.text) into.text = value.trim();
+    return;
+  }
+  if (typeof value !== "object" || seen.has(value)) return;
+  seen.add(value);
+  const record = value as Record<string, unknown>;
+  for (const status of [record.status, record.statusCode, record.code]) {
+    if (into.status === undefined && typeof status === "number" && status >= 100 && status < 600) into.status = status;
+  }
+  for (const key of WORD_KEYS) {
+    const inner = record[key];
+    for (const item of Array.isArray(inner) ? inner.slice(0, 8) : [inner]) readInto(item, into, depth + 1, seen);
+  }
+}
+
+/**
+ * Reads a caught value as a person would: the first text in it (an SDK error's message, a body's
+ * `error.message`, a cause's) and the HTTP status it carries anywhere down that path; never throws.
+ */
+function readError(error: unknown): ErrorReading {
+  const into: ErrorReading = { text: "" };
+  try {
+    readInto(error, into, 0, new Set());
+  } catch {
+    // A hostile getter must not turn the reading of a failure into another failure.
+  }
+  return into;
+}
+
 /** Shortens a server's words to one line for a message. */
 export function oneLine(text: string, max = 240): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -103,8 +143,7 @@ export function wordsOf(error: unknown): string {
     const message = (body as { message?: unknown }).message;
     if (typeof message === "string") return oneLine(message);
   }
-  const first = describeError(error).message.split(" | ")[0] ?? "";
-  return oneLine(first.replace(/^\d{3}\s+/, ""));
+  return oneLine(readError(error).text.replace(/^\d{3}\s+/, ""));
 }
 
 const MODEL_WORDS = /model[^.]{0,80}(?:does not exist|not found|not exist|is not (?:available|served|loaded)|unknown|no such|invalid model|not a valid model)|(?:unknown|invalid|no such) model|model_not_found/i;
@@ -127,7 +166,7 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   }
   const code = connectionCode(error);
   if (code) return new CliFailure("unreachable", `Could not reach ${url}: ${CONNECTION_CODES[code]} (${code}).`, error);
-  const description = describeError(error);
+  const { status } = readError(error);
   const words = wordsOf(error) || oneLine(error instanceof Error ? error.message : String(error));
   if (/\bbad port\b/i.test(words)) {
     return new CliFailure("unreachable", `Could not reach ${url}: fetch refuses to connect to that port; use the port the server listens on.`, error);
@@ -138,19 +177,19 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   if (error instanceof Error && error.name === "TimeoutError") {
     return new CliFailure("unreachable", `${url} did not answer in time: ${words}`, error);
   }
-  if (description.status === 401 || description.status === 403) {
+  if (status === 401 || status === 403) {
     return new CliFailure(
       "unauthorized",
-      `${url} refused the key (HTTP ${description.status}): ${words || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
+      `${url} refused the key (HTTP ${status}): ${words || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
       error,
     );
   }
   if (looksLikeHtml(words)) {
-    return new CliFailure("notOpenAi", `${url} answered with an HTML page (HTTP ${description.status ?? "?"}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`, error);
+    return new CliFailure("notOpenAi", `${url} answered with an HTML page (HTTP ${status ?? "?"}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`, error);
   }
-  if (model !== undefined && (description.status === 404 || description.status === 400 || description.status === 422) && MODEL_WORDS.test(words)) {
+  if (model !== undefined && (status === 404 || status === 400 || status === 422) && MODEL_WORDS.test(words)) {
     return new CliFailure("unknownModel", `${url} does not know the model "${model}": ${words}`, error);
   }
-  if (description.status !== undefined) return new CliFailure("failed", `${url} answered HTTP ${description.status}: ${words || "no reason given"}`, error);
+  if (status !== undefined) return new CliFailure("failed", `${url} answered HTTP ${status}: ${words || "no reason given"}`, error);
   return new CliFailure("failed", words || "The command failed.", error);
 }

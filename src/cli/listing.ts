@@ -4,7 +4,7 @@
  * out whether a URL is an OpenAI-compatible API at all: nothing answering, a refused key and an
  * HTML page are each told apart.
  */
-import type { ListedModel } from "../wire/client.js";
+import type { ListedModel } from "../index.js";
 import { CliFailure, looksLikeHtml, oneLine, readFailure } from "./errors.js";
 import type { ProbeOptions } from "./probe-types.js";
 

@@ -3,7 +3,7 @@
  * How the `agent-core` command writes: where colour is allowed, aligned tables, the run metrics
  * table and the probe's report.
  */
-import type { RunMetrics } from "../run/run-metrics.js";
+import type { RunMetrics } from "../index.js";
 import type { ProbeReport } from "./probe.js";
 
 /** Where the command writes: a stream's `write`, and whether it is a terminal. */

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChunkSpec } from "./types.js";
-import { isPlainRecord } from "../text/guards.js";
+import { isPlainRecord } from "./guards.js";
 
 /** Reads the model a request body names, or the loopback default. @internal */
 export function modelOf(body: Record<string, unknown>): string {

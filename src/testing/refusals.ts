@@ -8,7 +8,7 @@
  * and answered, and can assert exactly that on the recorded bodies.
  */
 import type { Profile, RefusalDetail, RefusalKind } from "./profile-types.js";
-import { isPlainRecord } from "../text/guards.js";
+import { isPlainRecord } from "./guards.js";
 
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
