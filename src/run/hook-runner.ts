@@ -6,20 +6,10 @@
  * `hooks` re-exports the public names here.
  */
 
+import { HOOK_EVENTS, type HookEventName } from "../shapes/hooks.js";
 import { errorMessage } from "../text/errors.js";
 
-/** A point in a session at which a host runs hooks. */
-export type HookEventName = "sessionStart" | "beforeTurn" | "afterTurn" | "beforeCompact" | "sessionEnd" | "sessionDelete";
-
-/** Every hook event, in the order a session meets them. */
-export const HOOK_EVENTS: readonly HookEventName[] = Object.freeze([
-  "sessionStart",
-  "beforeTurn",
-  "afterTurn",
-  "beforeCompact",
-  "sessionEnd",
-  "sessionDelete",
-]);
+export { HOOK_EVENTS, type HookEventName };
 
 /** The events whose hooks can add context to a request; the others can only read what happened. */
 export const INJECTING: ReadonlySet<string> = new Set(["sessionStart", "beforeTurn"]);

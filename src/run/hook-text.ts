@@ -6,6 +6,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { contentText } from "../text/content-text.js";
 
 /** Options for {@link untrusted}. */
 export interface UntrustedOptions {
@@ -88,20 +89,6 @@ export interface HookMessage {
   index: number;
 }
 
-/** A message's text, from string content or from its text parts. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  let text = "";
-  for (const part of content) {
-    if (part !== null && typeof part === "object" && (part as { type?: unknown }).type === "text") {
-      const value = (part as { text?: unknown }).text;
-      if (typeof value === "string") text += value;
-    }
-  }
-  return text;
-}
-
 /** A name-based UUID (version 8, RFC 9562) from the SHA-256 of the session, the stored index, the speaker and the text. */
 function messageUuid(sessionId: string, index: number, speaker: string, text: string): string {
   const hex = createHash("sha256").update(`${sessionId}\u0000${index}\u0000${speaker}\u0000${text}`).digest("hex");
@@ -144,7 +131,7 @@ export function turnMessages(
     const message = messages[at];
     if (message === null || typeof message !== "object") continue;
     if (message.role !== "user" && message.role !== "assistant") continue;
-    const text = textOf(message.content).trim();
+    const text = contentText(message.content).trim();
     if (!text) continue;
     const index = at + offset;
     found.push({ speaker: message.role, text, uuid: messageUuid(String(sessionId), index, message.role, text), index });

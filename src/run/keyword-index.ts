@@ -316,8 +316,3 @@ export function topTools(scored: readonly ScoredTool[], count: number): ScoredTo
   }
   return top;
 }
-
-/** Scores every tool against a request and returns those that matched anything, best first. */
-export function rankTools(index: KeywordIndex, request: string): ScoredTool[] {
-  return topTools(scoreTools(index, request), Number.POSITIVE_INFINITY);
-}

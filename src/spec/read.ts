@@ -3,10 +3,11 @@
  * Reads a JSON value as an agent document: the four refusals as errors, every other fault as a
  * warning and a dropped value, and the normalised document built either way.
  *
- * Imports nothing at runtime but its sibling helpers, so the `./spec` entry stays loadable in a
- * browser. The document's own shape is fixed and shallow; the free-form values inside it
+ * Imports nothing at runtime but its sibling helpers and the pure lists of shapes/, so the `./spec`
+ * entry stays loadable in a browser. The document's own shape is fixed and shallow; the free-form values inside it
  * (extraBody, a hook's arguments) are copied without recursion.
  */
+import { HOOK_EVENTS } from "../shapes/hooks.js";
 import { urlSign } from "./secrets.js";
 import {
   copyJsonValue,
@@ -21,22 +22,14 @@ import {
   type JsonValue,
 } from "./values.js";
 
+export { HOOK_EVENTS };
+
 /** The format name in a document's `spec` token. */
 export const SPEC_FORMAT = "agent-core";
 /** The major version this reader understands. */
 export const SPEC_MAJOR = 1;
 /** The features a host on this reader understands in `requires`, bundle aside. */
 export const BASE_FEATURES: readonly string[] = ["prompt", "tools", "hooks", "tasks"];
-/** The lifecycle points a hook entry may name. */
-export const HOOK_EVENTS: readonly string[] = [
-  "sessionStart",
-  "beforeTurn",
-  "afterTurn",
-  "beforeCompact",
-  "sessionEnd",
-  "sessionDelete",
-];
-
 /** What {@link readDocument} is told. */
 export interface ReadOptions {
   bundle: boolean;

@@ -154,8 +154,3 @@ export async function createPromptCounter(units: PromptUnits = "chars4"): Promis
   const plain = { disallowedSpecial: new Set<string>() };
   return tokenCounter((text) => encode(text, plain));
 }
-
-/** Builds a prompt counter from any encoder, for a test that wants its own tokenizer. @internal */
-export function createTokenCounter(encode: Encoder): PromptCounter {
-  return tokenCounter(encode);
-}

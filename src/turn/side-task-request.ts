@@ -19,6 +19,7 @@ import { ALL_FENCES, stripThinking } from "../text/thinking.js";
 import type { RuntimeState } from "../state/state.js";
 import { finiteNumber, isPlainRecord, positiveInteger } from "../text/guards.js";
 import { notify } from "../text/safe-calls.js";
+import { contentText } from "../text/content-text.js";
 
 /** The temperature a side task is sent when nothing states one. */
 export const SIDE_TASK_TEMPERATURE = 0.3;
@@ -147,13 +148,6 @@ export function buildSideTaskBody(request: SideTaskRequest, supports: EndpointCa
   }
   for (const field of model?.droppedFields ?? []) if (!OWNED.has(field)) delete body[field];
   return body;
-}
-
-/** Reads the text of a message's content: a string, or the text of its parts. */
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((part) => (isPlainRecord(part) && typeof part.text === "string" ? part.text : "")).join("");
 }
 
 /** Reads a chat completion that did not stream into an answer; throws where it holds no choice. */

@@ -5,6 +5,7 @@
  */
 
 import type { Message } from "../shapes/config.js";
+import { contentText } from "../text/content-text.js";
 import { isPlainRecord } from "../text/guards.js";
 
 /** The system prompt a summary is written under unless the host gives its own. */
@@ -25,24 +26,13 @@ export function clip(text: string, max: number): string {
   return `${text.slice(0, head)}\n[… ${left.toLocaleString("en-US")} characters left out …]\n${text.slice(text.length - tail)}`;
 }
 
-/** The text of a message's content; an image is named, not sent. */
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((part) => {
-      if (!isPlainRecord(part)) return "";
-      if (part.type === "image_url") return "[image]";
-      return typeof part.text === "string" ? part.text : "";
-    })
-    .filter((text) => text !== "")
-    .join("\n");
-}
+/** The text of a message's content, parts on lines of their own; an image is named, not sent. */
+const transcriptText = (content: unknown): string => contentText(content, { image: "[image]", separator: "\n" });
 
 /** One message as a transcript line, or "" for one with nothing to show. */
 function renderMessage(message: Message, max: number): string {
   if (!isPlainRecord(message)) return "";
-  const text = contentText(message.content).trim();
+  const text = transcriptText(message.content).trim();
   switch (message.role) {
     case "system":
     case "developer":

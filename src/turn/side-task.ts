@@ -16,7 +16,7 @@
  */
 
 import type { $ZodType, output } from "zod/v4/core";
-import type { ContentPart, Endpoint, FinishReason, JsonSchema, Message, ReasoningEffort } from "../shapes/config.js";
+import type { Endpoint, FinishReason, JsonSchema, Message } from "../shapes/config.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { askJsonIn, readJson } from "./side-task-json.js";
 import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput } from "./side-task-request.js";

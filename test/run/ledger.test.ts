@@ -12,7 +12,7 @@ import {
   type LedgerRequest,
 } from "../../src/run/ledger.js";
 import { startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
-import type { PromptCounter } from "../support/render.js";
+import type { PromptCounter } from "../support/endpoint.js";
 
 function call(id: string, name: string, args: string): Message {
   return { role: "assistant", content: "", tool_calls: [{ id, type: "function", function: { name, arguments: args } }] };

@@ -74,7 +74,7 @@ export function layerViolations(modules: readonly string[], edges: readonly Impo
     const toRoom = roomOf(edge.to);
     const toEntry = !edge.to.includes("/");
     if (fromRoom === "spec") {
-      if (toRoom !== "spec" && !(toRoom === "shapes" && edge.typeOnly)) problems.push(`${line}: ./spec may import only its own helpers and types from shapes/`);
+      if (toRoom !== "spec" && toRoom !== "shapes") problems.push(`${line}: ./spec may import only its own helpers and shapes/`);
       continue;
     }
     if (toRoom === "spec") {
