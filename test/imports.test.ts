@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { importCycles, layerViolations, readImports } from "./support/import-graph.js";
+import { importCycles, layerViolations, readImports, TOP_FILES } from "./support/import-graph.js";
 
 const src = resolve(import.meta.dirname, "../src");
 const fixtures = resolve(import.meta.dirname, "fixtures/import-graph");
@@ -16,7 +16,8 @@ const { modules, edges } = readImports(src);
 describe("the import graph", () => {
   it("puts every file but the entries in a layer folder", () => {
     const loose = modules.filter((module) => !module.includes("/"));
-    expect(loose.sort()).toEqual(["cli", "index", "reset", "runtime", "spec", "testing"]);
+    expect(loose.filter((module) => !TOP_FILES.includes(module))).toEqual([]);
+    expect(loose).toEqual(expect.arrayContaining(["cli", "index", "reset", "runtime", "spec", "testing"]));
     expect(modules.filter((module) => module.startsWith("internal/"))).toEqual([]);
   });
 
