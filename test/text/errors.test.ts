@@ -70,7 +70,7 @@ const run: FailedRun = {
 describe("AgentLoopError", () => {
   it("takes the message of what was caught and keeps it as the cause", () => {
     const cause = new Error("socket hang up");
-    const error = new AgentLoopError(cause, run);
+    const error = new AgentLoopError({ cause, run });
     expect(error.message).toBe("socket hang up");
     expect(error.cause).toBe(cause);
     expect(error.name).toBe("AgentLoopError");
@@ -78,30 +78,30 @@ describe("AgentLoopError", () => {
   });
 
   it("reads a message out of a rejection that is not an Error", () => {
-    expect(new AgentLoopError({ error: { message: "nope" } }, run).message).toBe("nope");
-    expect(new AgentLoopError(undefined, run).message).toBe("Unknown error");
+    expect(new AgentLoopError({ cause: { error: { message: "nope" } }, run }).message).toBe("nope");
+    expect(new AgentLoopError({ cause: undefined, run }).message).toBe("Unknown error");
   });
 
   it("keeps the run off the enumerable fields, so logging the error stays short", () => {
-    expect(Object.keys(new AgentLoopError("x", run))).not.toContain("run");
+    expect(Object.keys(new AgentLoopError({ cause: "x", run }))).not.toContain("run");
   });
 });
 
 describe("ToolIterationLimit", () => {
   it("says the budget it spent and carries the run", () => {
-    const error = new ToolIterationLimit(8, run);
+    const error = new ToolIterationLimit({ limit: 8, run });
     expect(error.limit).toBe(8);
     expect(error.message).toContain("8 tool iterations");
     expect(failedRun(error)).toBe(run);
     expect(ToolIterationLimit.is(error)).toBe(true);
-    expect(ToolIterationLimit.is(new AgentLoopError("x", run))).toBe(false);
+    expect(ToolIterationLimit.is(new AgentLoopError({ cause: "x", run }))).toBe(false);
   });
 });
 
 describe("AgentLoopOverflow", () => {
   it("is a ContextOverflow with the overflow's numbers, words and cause", () => {
     const overflow = new ContextOverflow({ source: "guard", limit: 100, requested: 140 });
-    const error = new AgentLoopOverflow(overflow, run);
+    const error = new AgentLoopOverflow({ cause: overflow, run });
     expect(error).toBeInstanceOf(ContextOverflow);
     expect(ContextOverflow.is(error)).toBe(true);
     expect(AgentLoopOverflow.is(error)).toBe(true);
@@ -117,8 +117,8 @@ describe("AgentLoopOverflow", () => {
 
 describe("failedRun", () => {
   it("reads the run off each of the loop's errors", () => {
-    expect(failedRun(new AgentLoopError("x", run))).toBe(run);
-    expect(failedRun(new ToolIterationLimit(1, run))).toBe(run);
+    expect(failedRun(new AgentLoopError({ cause: "x", run }))).toBe(run);
+    expect(failedRun(new ToolIterationLimit({ limit: 1, run }))).toBe(run);
   });
 
   it("reads the run off a copy from another package instance by name", () => {
