@@ -59,11 +59,12 @@ export type {
   ToolCallRequest,
   ToolCallResult,
   ToolCallOutcome,
+  ToolArgumentsErrorOptions,
 } from "./text/tool-calls.js";
 
 // errors
-export { errorMessage, AgentLoopError, ToolIterationLimit, AgentLoopOverflow, failedRun } from "./text/errors.js";
-export type { FailedRun } from "./text/errors.js";
+export { errorMessage, AgentLoopError, ToolIterationLimit, AgentLoopOverflow, failedRun, AgentCoreError } from "./text/errors.js";
+export type { FailedRun, AgentCoreErrorOptions, AgentLoopErrorOptions, ToolIterationLimitOptions, AgentLoopOverflowOptions } from "./text/errors.js";
 
 // client
 export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, servedWindow, contextLimitFor } from "./wire/client.js";
@@ -71,11 +72,11 @@ export type { ListedModel, WindowLookupOptions } from "./wire/client.js";
 
 // stream
 export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./wire/stream.js";
-export type { Produced, StreamBody, StreamTurnOptions } from "./wire/stream.js";
+export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions } from "./wire/stream.js";
 
 // capabilities
 export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";
-export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend } from "./wire/capabilities.js";
+export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/capabilities.js";
 
 // request-body
 export { buildBody, orderTools } from "./wire/request-body.js";
@@ -157,11 +158,12 @@ export type {
   CompactionOptions,
   CompactionFold,
   BeforeCompactPayload,
+  CompactionMismatchOptions,
 } from "./run/compaction.js";
 
 // ledger
 export { recordRequest, tokensBetween, estimateFrom, rebaseLedger, LedgerMismatch } from "./run/ledger.js";
-export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions } from "./run/ledger.js";
+export type { LedgerEntry, LedgerRequest, ReportedRequest, LedgerOptions, LedgerMismatchOptions } from "./run/ledger.js";
 
 // hooks
 export {

@@ -184,7 +184,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
         if (!used.includes(name)) used.push(name);
       }
       if (run.failure) throw run.failure.error;
-      if (step + 1 >= maxIterations) throw new ToolIterationLimit(maxIterations, snapshot());
+      if (step + 1 >= maxIterations) throw new ToolIterationLimit({ limit: maxIterations, run: snapshot() });
     }
 
     afterTurn = tellAfterTurn();
@@ -265,7 +265,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
     }
   } catch (caught) {
     const run = snapshot();
-    const error = ToolIterationLimit.is(caught) ? caught : ContextOverflow.is(caught) ? new AgentLoopOverflow(caught, run) : new AgentLoopError(caught, run);
+    const error = ToolIterationLimit.is(caught) ? caught : ContextOverflow.is(caught) ? new AgentLoopOverflow({ cause: caught, run }) : new AgentLoopError({ cause: caught, run });
     emitEvent({ kind: "error", message: error.message });
     emitEvent({ kind: "done", outcome: signal?.aborted ? "stopped" : "failed" });
     throw error;

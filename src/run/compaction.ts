@@ -14,6 +14,7 @@ import type { Message, SystemMessage } from "../shapes/config.js";
 import { consult, notify, type HookRunner } from "./hooks.js";
 import { holdsDefinitions } from "./tool-loading.js";
 import { contentText } from "../text/content-text.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 import { count, headOf, isUser, summaryOf, SUMMARY_LEAD, type CompactionPlan } from "./compaction-plan.js";
 
 export {
@@ -30,23 +31,39 @@ const DEFAULTS = {
   maxChars: 256,
 } as const;
 
+/** Options for a {@link CompactionMismatch}. */
+export interface CompactionMismatchOptions extends AgentCoreErrorOptions {
+  /** The index the plan or fold named as its first kept message. */
+  through: number;
+  /** How many messages the transcript it was applied to has. */
+  length: number;
+}
+
 /** Raised when a plan or a fold does not fit the transcript it is applied to. */
-export class CompactionMismatch extends Error {
-  override readonly name = "CompactionMismatch";
+export class CompactionMismatch extends AgentCoreError {
+  override readonly name = "CompactionMismatch" as const;
   /** The index the plan or fold named as its first kept message. */
   readonly through: number;
   /** How many messages the transcript it was applied to has. */
   readonly length: number;
 
-  constructor(message: string, through: number, length: number) {
-    super(message);
-    this.through = through;
-    this.length = length;
+  static {
+    brand(this, "CompactionMismatch");
+  }
+
+  /** Makes the error; the message defaults to the index and the transcript's length. */
+  constructor(options: CompactionMismatchOptions) {
+    super({
+      message: options.message ?? `The compaction (through ${options.through}) does not fit a transcript of ${options.length} messages.`,
+      cause: options.cause,
+    });
+    this.through = options.through;
+    this.length = options.length;
   }
 
   /** Tells whether a value is this error, from any copy of the package. */
-  static is(value: unknown): value is CompactionMismatch {
-    return value instanceof Error && value.name === "CompactionMismatch";
+  static override is(value: unknown): value is CompactionMismatch {
+    return isErrorNamed(value, "CompactionMismatch");
   }
 }
 
@@ -179,11 +196,11 @@ function checkPlan(messages: readonly Message[], plan: CompactionPlan): void {
     isUser(messages[through]) &&
     from >= headOf(messages).end;
   if (!valid) {
-    throw new CompactionMismatch(
-      `The compaction plan (from ${String(from)}, through ${String(through)}) does not fit a transcript of ${length} messages; plan again on this transcript.`,
-      Number(through),
+    throw new CompactionMismatch({
+      message: `The compaction plan (from ${String(from)}, through ${String(through)}) does not fit a transcript of ${length} messages; plan again on this transcript.`,
+      through: Number(through),
       length,
-    );
+    });
   }
 }
 
@@ -273,11 +290,11 @@ export function applyCompaction(messages: readonly Message[], fold: CompactionFo
   const head = headOf(Array.isArray(messages) ? messages : []);
   const through = fold.through;
   if (!Number.isInteger(through) || through < head.end || through >= length || !isUser(messages[through]) || typeof fold.summary !== "string") {
-    throw new CompactionMismatch(
-      `The fold (through ${String(through)}) does not fit a transcript of ${length} messages whose first kept message must be a user message.`,
-      Number(through),
+    throw new CompactionMismatch({
+      message: `The fold (through ${String(through)}) does not fit a transcript of ${length} messages whose first kept message must be a user message.`,
+      through: Number(through),
       length,
-    );
+    });
   }
   const kept: Message[] = [];
   for (let index = 0; index < head.end; index += 1) {

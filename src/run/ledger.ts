@@ -13,6 +13,7 @@
 import type { Message, ToolDefinition } from "../shapes/config.js";
 import type { TokenOptions } from "../text/tokens.js";
 import { jsonKey } from "../text/safe-calls.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 import type { LedgerEntry } from "../shapes/ledger.js";
 import { fitEstimate, weightOf, type MeasuredGroup } from "./ledger-estimate.js";
 
@@ -43,25 +44,41 @@ export interface ReportedRequest extends LedgerRequest {
  */
 export interface LedgerOptions extends TokenOptions {}
 
+/** Options for a {@link LedgerMismatch}. */
+export interface LedgerMismatchOptions extends AgentCoreErrorOptions {
+  /** The entry's `through` that points past the transcript. */
+  through: number;
+  /** How many messages the transcript has. */
+  length: number;
+}
+
 /** Raised when a ledger names messages a transcript does not have, as one kept for another transcript does. */
-export class LedgerMismatch extends Error {
-  override readonly name = "LedgerMismatch";
+export class LedgerMismatch extends AgentCoreError {
+  override readonly name = "LedgerMismatch" as const;
   /** The entry's `through` that points past the transcript. */
   readonly through: number;
   /** How many messages the transcript has. */
   readonly length: number;
 
-  constructor(through: number, length: number) {
-    super(
-      `The ledger has an entry through message ${through}, but the transcript has ${length} messages; rebase the ledger with rebaseLedger after rewriting the transcript, or start a new one.`,
-    );
-    this.through = through;
-    this.length = length;
+  static {
+    brand(this, "LedgerMismatch");
+  }
+
+  /** Makes the error; the message says how to mend the ledger. */
+  constructor(options: LedgerMismatchOptions) {
+    super({
+      message:
+        options.message ??
+        `The ledger has an entry through message ${options.through}, but the transcript has ${options.length} messages; rebase the ledger with rebaseLedger after rewriting the transcript, or start a new one.`,
+      cause: options.cause,
+    });
+    this.through = options.through;
+    this.length = options.length;
   }
 
   /** Tells whether a value is this error, from any copy of the package. */
-  static is(value: unknown): value is LedgerMismatch {
-    return value instanceof Error && value.name === "LedgerMismatch";
+  static override is(value: unknown): value is LedgerMismatch {
+    return isErrorNamed(value, "LedgerMismatch");
   }
 }
 
@@ -155,7 +172,7 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
   const list = Array.isArray(messages) ? messages : [];
   const length = list.length;
   const entries = entriesOf(ledger);
-  for (const entry of entries) if (entry.through >= length) throw new LedgerMismatch(entry.through, length);
+  for (const entry of entries) if (entry.through >= length) throw new LedgerMismatch({ through: entry.through, length });
   const weights = new Float64Array(length);
   for (let index = 0; index < length; index += 1) weights[index] = weightOf(list[index]);
   const cost = new Float64Array(length);

@@ -88,7 +88,7 @@ export function readCalls(calls: readonly ToolCall[], options: ReadCallsOptions 
     try {
       args = parseToolArguments(raw, { truncated: options.truncated === true, toolName: name });
     } catch (caught) {
-      error = ToolArgumentsError.is(caught) ? caught : new ToolArgumentsError("malformed", raw, { toolName: name, cause: caught });
+      error = ToolArgumentsError.is(caught) ? caught : new ToolArgumentsError({ kind: "malformed", raw, toolName: name, cause: caught });
     }
     let replayed = "{}";
     try {

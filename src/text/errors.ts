@@ -1,18 +1,25 @@
 /**
  * @module errors
- * Turning a caught unknown into text a run row can hold, and what runAgentLoop throws.
+ * Turning a caught unknown into text a run row can hold, what runAgentLoop throws, and the base
+ * every error of the package extends.
  *
  * Everything the loop throws carries the run as it stood ({@link failedRun} reads it):
  * {@link ToolIterationLimit} for a spent budget, {@link AgentLoopOverflow} (a ContextOverflow)
- * for a request too big for the window, and {@link AgentLoopError} around anything else.
+ * for a request too big for the window, and {@link AgentLoopError} around anything else. Every
+ * error class of the package extends {@link AgentCoreError}, and each one's static `is` tells it
+ * from anything else, also when another copy of the package threw it.
  */
 
 import type { Message } from "../shapes/config.js";
 import type { RunTotals } from "../shapes/event-types.js";
 import type { LedgerEntry } from "../shapes/ledger.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";
 import { describeError } from "./error-body.js";
 import { ContextOverflow } from "./retry.js";
 import type { ToolCallOutcome } from "./tool-calls.js";
+
+export { AgentCoreError } from "./error-base.js";
+export type { AgentCoreErrorOptions } from "./error-base.js";
 
 const LIMIT = 2000;
 
@@ -79,6 +86,14 @@ function attachRun(error: Error, run: FailedRun): void {
   Object.defineProperty(error, RUN, { value: run, enumerable: false });
 }
 
+/** Options for an {@link AgentLoopError}. */
+export interface AgentLoopErrorOptions extends AgentCoreErrorOptions {
+  /** What was caught; the message is its own (through {@link errorMessage}). */
+  cause: unknown;
+  /** The run as it stood when the loop threw. */
+  run: FailedRun;
+}
+
 /**
  * What runAgentLoop throws for a failure that is neither an overflow nor a spent iteration budget.
  *
@@ -87,21 +102,33 @@ function attachRun(error: Error, run: FailedRun): void {
  * annotates, since a stop throws the signal's reason, one object shared by every run under that
  * signal. `run` is the run as it stood.
  */
-export class AgentLoopError extends Error {
-  override readonly name = "AgentLoopError";
+export class AgentLoopError extends AgentCoreError {
+  override readonly name = "AgentLoopError" as const;
   /** The run as it stood when the loop threw. */
   declare readonly run: FailedRun;
 
+  static {
+    brand(this, "AgentLoopError");
+  }
+
   /** Wraps what was caught, with the run as it stood. */
-  constructor(cause: unknown, run: FailedRun) {
-    super(errorMessage(cause), { cause });
-    attachRun(this, run);
+  constructor(options: AgentLoopErrorOptions) {
+    super({ message: options.message ?? errorMessage(options.cause), cause: options.cause });
+    attachRun(this, options.run);
   }
 
   /** Tells an AgentLoopError from anything else, also one from another copy of this package. */
-  static is(value: unknown): value is AgentLoopError {
-    return value instanceof AgentLoopError || (value instanceof Error && value.name === "AgentLoopError" && hasRun(value));
+  static override is(value: unknown): value is AgentLoopError {
+    return isErrorNamed(value, "AgentLoopError", "run");
   }
+}
+
+/** Options for a {@link ToolIterationLimit}. */
+export interface ToolIterationLimitOptions extends AgentCoreErrorOptions {
+  /** The budget that was spent, in steps. */
+  limit: number;
+  /** The run as it stood when the loop threw. */
+  run: FailedRun;
 }
 
 /**
@@ -110,24 +137,40 @@ export class AgentLoopError extends Error {
  * The transcript in `run` ends with the last step's tool results, every call answered, so a host
  * can raise the budget and send it again.
  */
-export class ToolIterationLimit extends Error {
-  override readonly name = "ToolIterationLimit";
+export class ToolIterationLimit extends AgentCoreError {
+  override readonly name = "ToolIterationLimit" as const;
   /** The budget that was spent. */
   readonly limit: number;
   /** The run as it stood when the loop threw. */
   declare readonly run: FailedRun;
 
+  static {
+    brand(this, "ToolIterationLimit");
+  }
+
   /** Makes the error for a spent budget of `limit` steps. */
-  constructor(limit: number, run: FailedRun) {
-    super(`The model was still calling tools after ${limit} tool iteration${limit === 1 ? "" : "s"}, the most this run allows.`);
+  constructor(options: ToolIterationLimitOptions) {
+    const { limit } = options;
+    super({
+      message: options.message ?? `The model was still calling tools after ${limit} tool iteration${limit === 1 ? "" : "s"}, the most this run allows.`,
+      cause: options.cause,
+    });
     this.limit = limit;
-    attachRun(this, run);
+    attachRun(this, options.run);
   }
 
   /** Tells a ToolIterationLimit from anything else, also one from another copy of this package. */
-  static is(value: unknown): value is ToolIterationLimit {
-    return value instanceof ToolIterationLimit || (value instanceof Error && value.name === "ToolIterationLimit" && hasRun(value));
+  static override is(value: unknown): value is ToolIterationLimit {
+    return isErrorNamed(value, "ToolIterationLimit", "run");
   }
+}
+
+/** Options for an {@link AgentLoopOverflow}. */
+export interface AgentLoopOverflowOptions extends AgentCoreErrorOptions {
+  /** The overflow that was found; its numbers, source and message are kept. */
+  cause: ContextOverflow;
+  /** The run as it stood when the loop threw. */
+  run: FailedRun;
 }
 
 /**
@@ -137,33 +180,32 @@ export class ToolIterationLimit extends Error {
  * and wording, the original on `cause`, so a `catch` written for ContextOverflow still catches it.
  */
 export class AgentLoopOverflow extends ContextOverflow {
-  override readonly name: string = "AgentLoopOverflow";
+  override readonly name = "AgentLoopOverflow" as const;
   /** The run as it stood when the loop threw. */
   declare readonly run: FailedRun;
 
-  /** Copies an overflow's fields and message, with the run as it stood. */
-  constructor(overflow: ContextOverflow, run: FailedRun) {
-    super(
-      {
-        source: overflow.source,
-        ...(overflow.limit !== undefined ? { limit: overflow.limit } : {}),
-        ...(overflow.requested !== undefined ? { requested: overflow.requested } : {}),
-        ...(overflow.endpointMessage !== undefined ? { endpointMessage: overflow.endpointMessage } : {}),
-        cause: overflow,
-      },
-      overflow.message,
-    );
-    attachRun(this, run);
+  static {
+    brand(this, "AgentLoopOverflow");
+  }
+
+  /** Copies the overflow's fields and message, with the run as it stood. */
+  constructor(options: AgentLoopOverflowOptions) {
+    const overflow = options.cause;
+    super({
+      source: overflow.source,
+      limit: overflow.limit,
+      requested: overflow.requested,
+      endpointMessage: overflow.endpointMessage,
+      message: options.message ?? overflow.message,
+      cause: overflow,
+    });
+    attachRun(this, options.run);
   }
 
   /** Tells an AgentLoopOverflow from anything else, also one from another copy of this package. */
   static override is(value: unknown): value is AgentLoopOverflow {
-    return value instanceof AgentLoopOverflow || (value instanceof Error && value.name === "AgentLoopOverflow" && hasRun(value));
+    return isErrorNamed(value, "AgentLoopOverflow", "run");
   }
-}
-
-function hasRun(value: object): boolean {
-  return RUN in value || "run" in value;
 }
 
 /**

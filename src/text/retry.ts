@@ -8,13 +8,14 @@
  * error bodies.
  */
 
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";
 import { describeError, type ErrorDescription } from "./error-body.js";
 
 /** Where a context overflow was found: by the guard before sending, or by the endpoint. */
 export type OverflowSource = "guard" | "endpoint";
 
 /** Options for a {@link ContextOverflow}. */
-export interface ContextOverflowOptions {
+export interface ContextOverflowOptions extends AgentCoreErrorOptions {
   /** The window the request was weighed against, in tokens, where known. */
   limit?: number;
   /** What the request came to (prompt plus the reply ceiling), in tokens, where known. */
@@ -23,8 +24,6 @@ export interface ContextOverflowOptions {
   source?: OverflowSource;
   /** The endpoint's own wording, where it refused. */
   endpointMessage?: string;
-  /** The original error. */
-  cause?: unknown;
 }
 
 /**
@@ -32,10 +31,11 @@ export interface ContextOverflowOptions {
  *
  * Raised before sending when the opt-in guard weighs the request over its limit, and after
  * sending when the endpoint refuses with overflow wording; either way it carries the numbers
- * that are known and the endpoint's own words.
+ * that are known and the endpoint's own words. `name` is `"AgentLoopOverflow"` on the subclass
+ * runAgentLoop throws, and {@link ContextOverflow.is} recognises both.
  */
-export class ContextOverflow extends Error {
-  override readonly name: string = "ContextOverflow";
+export class ContextOverflow extends AgentCoreError {
+  override readonly name: "ContextOverflow" | "AgentLoopOverflow" = "ContextOverflow";
   /** The window, in tokens, where known. */
   readonly limit?: number;
   /** The request's size, in tokens, where known. */
@@ -45,24 +45,30 @@ export class ContextOverflow extends Error {
   /** The endpoint's own wording, where it refused. */
   readonly endpointMessage?: string;
 
-  constructor(options: ContextOverflowOptions = {}, message?: string) {
+  static {
+    brand(this, "ContextOverflow");
+  }
+
+  /** Makes the error; the message says who found out and the numbers or words that are known. */
+  constructor(options: ContextOverflowOptions = {}) {
     const source = options.source ?? "endpoint";
-    super(
-      message ??
+    super({
+      message:
+        options.message ??
         (source === "guard"
           ? `The request needs about ${options.requested} tokens, more than the ${options.limit}-token context window.`
           : `The endpoint refused the request as too long for the context window${options.endpointMessage ? `: ${options.endpointMessage}` : "."}`),
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+      cause: options.cause,
+    });
     this.source = source;
     if (options.limit !== undefined) this.limit = options.limit;
     if (options.requested !== undefined) this.requested = options.requested;
     if (options.endpointMessage !== undefined) this.endpointMessage = options.endpointMessage;
   }
 
-  /** Tells a ContextOverflow (or a subclass) from anything else without relying on instanceof. */
-  static is(value: unknown): value is ContextOverflow {
-    return value instanceof ContextOverflow || (value instanceof Error && (value.name === "ContextOverflow" || value.name === "AgentLoopOverflow"));
+  /** Tells a ContextOverflow (an AgentLoopOverflow included) from anything else, also one from another copy of this package. */
+  static override is(value: unknown): value is ContextOverflow {
+    return isErrorNamed(value, "ContextOverflow") || isErrorNamed(value, "AgentLoopOverflow");
   }
 }
 
@@ -70,41 +76,46 @@ export class ContextOverflow extends Error {
 export type SilencePhase = "first-chunk" | "idle";
 
 /** Options for an {@link EndpointSilent}. */
-export interface EndpointSilentOptions {
+export interface EndpointSilentOptions extends AgentCoreErrorOptions {
   /** The allowance that ran out, in milliseconds. */
   idleMs: number;
   /** Whether the wait was for the first chunk or between chunks. @default "idle" */
   phase?: SilencePhase;
-  /** The original error, where any. */
-  cause?: unknown;
 }
 
 /**
  * An endpoint that stopped sending: no chunk within the idle allowance, or no first chunk within
  * the first-chunk allowance.
  */
-export class EndpointSilent extends Error {
-  override readonly name = "EndpointSilent";
+export class EndpointSilent extends AgentCoreError {
+  override readonly name = "EndpointSilent" as const;
   /** The allowance that ran out, in milliseconds. */
   readonly idleMs: number;
   /** Which wait ran out. */
   readonly phase: SilencePhase;
 
+  static {
+    brand(this, "EndpointSilent");
+  }
+
+  /** Makes the error; the message names the wait and its allowance. */
   constructor(options: EndpointSilentOptions) {
     const phase = options.phase ?? "idle";
-    super(
-      phase === "first-chunk"
-        ? `The endpoint sent nothing within ${options.idleMs} ms of the request (first chunk).`
-        : `The endpoint went silent for ${options.idleMs} ms in the middle of a reply.`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+    super({
+      message:
+        options.message ??
+        (phase === "first-chunk"
+          ? `The endpoint sent nothing within ${options.idleMs} ms of the request (first chunk).`
+          : `The endpoint went silent for ${options.idleMs} ms in the middle of a reply.`),
+      cause: options.cause,
+    });
     this.idleMs = options.idleMs;
     this.phase = phase;
   }
 
-  /** Tells an EndpointSilent from anything else without relying on instanceof. */
-  static is(value: unknown): value is EndpointSilent {
-    return value instanceof EndpointSilent || (value instanceof Error && value.name === "EndpointSilent");
+  /** Tells an EndpointSilent from anything else, also one from another copy of this package. */
+  static override is(value: unknown): value is EndpointSilent {
+    return isErrorNamed(value, "EndpointSilent");
   }
 }
 

@@ -14,6 +14,7 @@ import type { JsonSchema, ToolCall, ToolDefinition } from "../shapes/config.js";
 import { parseLooseJson } from "./json-repair.js";
 import { findBareCall, findMarkedCalls, SCRATCHPAD_CLOSES } from "./tool-call-markup.js";
 import { isPlainRecord } from "./guards.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";
 
 /**
  * A call as a tool's dispatcher is handed it.
@@ -69,6 +70,20 @@ export interface ToolCallOutcome {
 /** Why a call's arguments could not be read: cut off before the end, or not an object. */
 export type ToolArgumentsErrorKind = "truncated" | "malformed";
 
+/** Options for a {@link ToolArgumentsError}. */
+export interface ToolArgumentsErrorOptions extends AgentCoreErrorOptions {
+  /** Whether the arguments were cut off or are simply not an object. */
+  kind: ToolArgumentsErrorKind;
+  /** The argument text exactly as the model wrote it. */
+  raw: string;
+  /** The tool the call was for; the default message names it. */
+  toolName?: string;
+  /** What is wrong with the text, for the default message of a malformed call ("a number, not an object"). */
+  detail?: string;
+  /** Whether the turn stopped at its token ceiling, which the default message of a truncated call says. @default false */
+  ceiling?: boolean;
+}
+
 /**
  * Thrown by {@link parseToolArguments} when a call's arguments are not an object even after
  * repair.
@@ -77,8 +92,8 @@ export type ToolArgumentsErrorKind = "truncated" | "malformed";
  * text ends inside a string or an open object) and `"malformed"` otherwise. The message is written
  * for the model to read as the call's result. `raw` is the text as written.
  */
-export class ToolArgumentsError extends Error {
-  override readonly name = "ToolArgumentsError";
+export class ToolArgumentsError extends AgentCoreError {
+  override readonly name = "ToolArgumentsError" as const;
   /** Whether the arguments were cut off or are simply not an object. */
   readonly kind: ToolArgumentsErrorKind;
   /** The argument text exactly as the model wrote it. */
@@ -86,23 +101,24 @@ export class ToolArgumentsError extends Error {
   /** The tool the call was for, where the caller said. */
   readonly toolName: string | undefined;
 
+  static {
+    brand(this, "ToolArgumentsError");
+  }
+
   /** Makes the error; `message` defaults to one written for the model. */
-  constructor(
-    kind: ToolArgumentsErrorKind,
-    raw: string,
-    options: { toolName?: string; message?: string; detail?: string; ceiling?: boolean; cause?: unknown } = {},
-  ) {
-    super(options.message ?? argumentsMessage(kind, options.toolName, options.detail, options.ceiling ?? false), {
+  constructor(options: ToolArgumentsErrorOptions) {
+    super({
+      message: options.message ?? argumentsMessage(options.kind, options.toolName, options.detail, options.ceiling ?? false),
       cause: options.cause,
     });
-    this.kind = kind;
-    this.raw = raw;
+    this.kind = options.kind;
+    this.raw = options.raw;
     this.toolName = options.toolName;
   }
 
   /** Whether `value` is a ToolArgumentsError, also one from another copy of this package. */
-  static is(value: unknown): value is ToolArgumentsError {
-    return value instanceof ToolArgumentsError || (value instanceof Error && value.name === "ToolArgumentsError" && "kind" in value);
+  static override is(value: unknown): value is ToolArgumentsError {
+    return isErrorNamed(value, "ToolArgumentsError", "kind");
   }
 }
 
@@ -152,7 +168,9 @@ const MAX_ENCODINGS = 3;
  */
 export function parseToolArguments(text: string, options: ParseToolArgumentsOptions = {}): Record<string, unknown> {
   const fail = (kind: ToolArgumentsErrorKind, raw: string, detail?: string): ToolArgumentsError =>
-    new ToolArgumentsError(kind, raw, {
+    new ToolArgumentsError({
+      kind,
+      raw,
       ...(options.toolName !== undefined ? { toolName: options.toolName } : {}),
       ...(detail !== undefined ? { detail } : {}),
       ceiling: options.truncated === true,

@@ -17,6 +17,7 @@ import type { Produced } from "./stream.js";
 import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { EFFORT_LADDER } from "./refusal.js";
 
@@ -185,28 +186,44 @@ export function effortFor(model: ModelCapabilities | undefined, asked: string | 
   return EFFORT_LADDER[index] as string;
 }
 
+/** Options for a {@link NegotiationError}. */
+export interface NegotiationErrorOptions extends AgentCoreErrorOptions {
+  /** What the server refused, in words. */
+  refused: string;
+  /** How many requests were sent, the refused ones included. */
+  attempts: number;
+}
+
 /**
  * A negotiation that could not converge: the server refused again something already latched
  * off, refused a field the request did not carry, or kept refusing past the bound.
  *
  * The server's last refusal is the `cause`.
  */
-export class NegotiationError extends Error {
-  override readonly name = "NegotiationError";
+export class NegotiationError extends AgentCoreError {
+  override readonly name = "NegotiationError" as const;
   /** What the server refused, in words ("stream_options", "reasoning_effort none", …). */
   readonly refused: string;
   /** How many requests were sent, the refused ones included. */
   readonly attempts: number;
 
-  constructor(message: string, options: { refused: string; attempts: number; cause?: unknown }) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  static {
+    brand(this, "NegotiationError");
+  }
+
+  /** Makes the error; the message defaults to what was refused and after how many requests. */
+  constructor(options: NegotiationErrorOptions) {
+    super({
+      message: options.message ?? `The negotiation gave up after ${options.attempts} request${options.attempts === 1 ? "" : "s"}; the endpoint refused ${options.refused}.`,
+      cause: options.cause,
+    });
     this.refused = options.refused;
     this.attempts = options.attempts;
   }
 
-  /** Tells a NegotiationError from anything else without relying on instanceof. */
-  static is(value: unknown): value is NegotiationError {
-    return value instanceof NegotiationError || (value instanceof Error && value.name === "NegotiationError");
+  /** Tells a NegotiationError from anything else, also one from another copy of this package. */
+  static override is(value: unknown): value is NegotiationError {
+    return isErrorNamed(value, "NegotiationError");
   }
 }
 
@@ -289,7 +306,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       }
       const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent);
       if (decision.kind === "pass") throw error;
-      if (decision.kind === "stuck") throw new NegotiationError(decision.message, { refused: decision.refused, attempts: attempt, cause: error });
+      if (decision.kind === "stuck") throw new NegotiationError({ message: decision.message, refused: decision.refused, attempts: attempt, cause: error });
       // Another request on the same records latched this while ours was in flight: ours was built
       // before the latch, so it is sent again as it now reads, once per latch.
       const stale = decision.answers.every((answer) => answer.already && !flipped.has(answer.latch) && !raced.has(answer.latch));
@@ -299,13 +316,16 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       }
       for (const answer of decision.answers) {
         if (answer.already || flipped.has(answer.latch)) {
-          throw new NegotiationError(
-            `The endpoint refused ${answer.what} again after it was latched off; the send callback must rebuild the body from the records it is handed.`,
-            { refused: answer.what, attempts: attempt, cause: error },
-          );
+          throw new NegotiationError({
+            message: `The endpoint refused ${answer.what} again after it was latched off; the send callback must rebuild the body from the records it is handed.`,
+            refused: answer.what,
+            attempts: attempt,
+            cause: error,
+          });
         }
         if (sent !== undefined && answer.field !== undefined && !(answer.field in sent)) {
-          throw new NegotiationError(`The endpoint refused ${answer.what}, which the request did not send.`, {
+          throw new NegotiationError({
+            message: `The endpoint refused ${answer.what}, which the request did not send.`,
             refused: answer.what,
             attempts: attempt,
             cause: error,
@@ -313,7 +333,8 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
         }
       }
       if (attempt >= MAX_ATTEMPTS) {
-        throw new NegotiationError(`The endpoint was still refusing after ${attempt} requests.`, {
+        throw new NegotiationError({
+          message: `The endpoint was still refusing after ${attempt} requests.`,
           refused: decision.answers.map((answer) => answer.what).join(", "),
           attempts: attempt,
           cause: error,

@@ -17,9 +17,10 @@ import { MalformedStreamEvent, TurnReader, type Produced, type StreamTurnOptions
 import { EndpointSilent } from "../text/retry.js";
 import type { Fence } from "../text/thinking.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { MalformedStreamEvent, readTimings, readUsage } from "./turn-reader.js";
-export type { Produced, StreamTurnOptions } from "./turn-reader.js";
+export type { MalformedStreamEventOptions, Produced, StreamTurnOptions } from "./turn-reader.js";
 
 /** The longest delay a Node timer takes; anything longer fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -30,31 +31,44 @@ const AFTER_DONE_MS = 100;
 /** The body of a streamed chat completion: the model, the messages and whatever else the request carries. */
 export type StreamBody = { model: string; messages: readonly unknown[] } & Record<string, unknown>;
 
+/** Options for a {@link StreamInterrupted}. */
+export interface StreamInterruptedOptions extends AgentCoreErrorOptions {
+  /** Whether the attempt had shown text, reasoning or a tool call before the drop. */
+  produced: boolean;
+  /** How many stream events had been read before the drop. */
+  events: number;
+}
+
 /**
  * The connection closed before the stream finished.
  *
  * Raised when the socket drops in the middle of a reply (not for a stream that ends cleanly
  * without `[DONE]`, which completes with what arrived). The transport's error is the `cause`.
  */
-export class StreamInterrupted extends Error {
-  override readonly name = "StreamInterrupted";
+export class StreamInterrupted extends AgentCoreError {
+  override readonly name = "StreamInterrupted" as const;
   /** Whether the attempt had shown text, reasoning or a tool call before the drop. */
   readonly produced: boolean;
   /** How many stream events had been read before the drop. */
   readonly events: number;
 
-  constructor(options: { produced: boolean; events: number; cause?: unknown }) {
-    super(
-      `The connection closed before the stream finished (after ${options.events} event${options.events === 1 ? "" : "s"}).`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+  static {
+    brand(this, "StreamInterrupted");
+  }
+
+  /** Makes the error; the message says how many events had arrived. */
+  constructor(options: StreamInterruptedOptions) {
+    super({
+      message: options.message ?? `The connection closed before the stream finished (after ${options.events} event${options.events === 1 ? "" : "s"}).`,
+      cause: options.cause,
+    });
     this.produced = options.produced;
     this.events = options.events;
   }
 
-  /** Tells a StreamInterrupted from anything else without relying on instanceof. */
-  static is(value: unknown): value is StreamInterrupted {
-    return value instanceof StreamInterrupted || (value instanceof Error && value.name === "StreamInterrupted");
+  /** Tells a StreamInterrupted from anything else, also one from another copy of this package. */
+  static override is(value: unknown): value is StreamInterrupted {
+    return isErrorNamed(value, "StreamInterrupted");
   }
 }
 
@@ -220,7 +234,7 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new MalformedStreamEvent(text, error);
+        throw new MalformedStreamEvent({ line: text, cause: error });
       }
       if (isRecord(parsed)) turn.chunk(parsed);
       return turn.finish(now() - started);

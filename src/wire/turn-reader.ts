@@ -10,9 +10,16 @@ import { APIError } from "openai";
 import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
+import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
 const LINE_EXCERPT = 200;
+
+/** Options for a {@link MalformedStreamEvent}. */
+export interface MalformedStreamEventOptions extends AgentCoreErrorOptions {
+  /** The data line as it came. */
+  line: string;
+}
 
 /**
  * A data line in the stream that is not JSON.
@@ -21,20 +28,26 @@ const LINE_EXCERPT = 200;
  * call's arguments would surface later as a parse failure with nothing to point at. The JSON
  * error is the `cause`.
  */
-export class MalformedStreamEvent extends Error {
-  override readonly name = "MalformedStreamEvent";
+export class MalformedStreamEvent extends AgentCoreError {
+  override readonly name = "MalformedStreamEvent" as const;
   /** The start of the offending line. */
   readonly line: string;
 
-  constructor(line: string, cause?: unknown) {
+  static {
+    brand(this, "MalformedStreamEvent");
+  }
+
+  /** Makes the error; the line is kept (and quoted in the message) up to its first 200 characters. */
+  constructor(options: MalformedStreamEventOptions) {
+    const { line } = options;
     const excerpt = line.length > LINE_EXCERPT ? `${line.slice(0, LINE_EXCERPT)}…` : line;
-    super(`The stream carried a data line that is not JSON: ${excerpt}`, cause === undefined ? undefined : { cause });
+    super({ message: options.message ?? `The stream carried a data line that is not JSON: ${excerpt}`, cause: options.cause });
     this.line = excerpt;
   }
 
-  /** Tells a MalformedStreamEvent from anything else without relying on instanceof. */
-  static is(value: unknown): value is MalformedStreamEvent {
-    return value instanceof MalformedStreamEvent || (value instanceof Error && value.name === "MalformedStreamEvent");
+  /** Tells a MalformedStreamEvent from anything else, also one from another copy of this package. */
+  static override is(value: unknown): value is MalformedStreamEvent {
+    return isErrorNamed(value, "MalformedStreamEvent");
   }
 }
 
@@ -154,7 +167,7 @@ export class TurnReader {
     } catch (error) {
       if (event === "error") throw streamError(text, this.#headers);
       // An event may spread its JSON over several data lines; wait for the rest before judging.
-      if (text.length > 1_000_000) throw new MalformedStreamEvent(text, error);
+      if (text.length > 1_000_000) throw new MalformedStreamEvent({ line: text, cause: error });
       this.#pending = text;
       return;
     }
@@ -170,7 +183,7 @@ export class TurnReader {
     if (this.#pending !== "") {
       const line = this.#pending;
       this.#pending = "";
-      throw new MalformedStreamEvent(line);
+      throw new MalformedStreamEvent({ line });
     }
   }
 

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
 import fc from "fast-check";
-import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit, errorMessage, failedRun, type FailedRun } from "../../src/text/errors.js";
-import { ContextOverflow } from "../../src/text/retry.js";
+import { AgentCoreError, AgentLoopError, AgentLoopOverflow, ToolIterationLimit, errorMessage, failedRun, type FailedRun } from "../../src/text/errors.js";
+import { ContextOverflow, EndpointSilent } from "../../src/text/retry.js";
 
 describe("errorMessage", () => {
   it("gives an Error's own message", () => {
@@ -70,7 +70,7 @@ const run: FailedRun = {
 describe("AgentLoopError", () => {
   it("takes the message of what was caught and keeps it as the cause", () => {
     const cause = new Error("socket hang up");
-    const error = new AgentLoopError(cause, run);
+    const error = new AgentLoopError({ cause, run });
     expect(error.message).toBe("socket hang up");
     expect(error.cause).toBe(cause);
     expect(error.name).toBe("AgentLoopError");
@@ -78,30 +78,30 @@ describe("AgentLoopError", () => {
   });
 
   it("reads a message out of a rejection that is not an Error", () => {
-    expect(new AgentLoopError({ error: { message: "nope" } }, run).message).toBe("nope");
-    expect(new AgentLoopError(undefined, run).message).toBe("Unknown error");
+    expect(new AgentLoopError({ cause: { error: { message: "nope" } }, run }).message).toBe("nope");
+    expect(new AgentLoopError({ cause: undefined, run }).message).toBe("Unknown error");
   });
 
   it("keeps the run off the enumerable fields, so logging the error stays short", () => {
-    expect(Object.keys(new AgentLoopError("x", run))).not.toContain("run");
+    expect(Object.keys(new AgentLoopError({ cause: "x", run }))).not.toContain("run");
   });
 });
 
 describe("ToolIterationLimit", () => {
   it("says the budget it spent and carries the run", () => {
-    const error = new ToolIterationLimit(8, run);
+    const error = new ToolIterationLimit({ limit: 8, run });
     expect(error.limit).toBe(8);
     expect(error.message).toContain("8 tool iterations");
     expect(failedRun(error)).toBe(run);
     expect(ToolIterationLimit.is(error)).toBe(true);
-    expect(ToolIterationLimit.is(new AgentLoopError("x", run))).toBe(false);
+    expect(ToolIterationLimit.is(new AgentLoopError({ cause: "x", run }))).toBe(false);
   });
 });
 
 describe("AgentLoopOverflow", () => {
   it("is a ContextOverflow with the overflow's numbers, words and cause", () => {
     const overflow = new ContextOverflow({ source: "guard", limit: 100, requested: 140 });
-    const error = new AgentLoopOverflow(overflow, run);
+    const error = new AgentLoopOverflow({ cause: overflow, run });
     expect(error).toBeInstanceOf(ContextOverflow);
     expect(ContextOverflow.is(error)).toBe(true);
     expect(AgentLoopOverflow.is(error)).toBe(true);
@@ -117,8 +117,8 @@ describe("AgentLoopOverflow", () => {
 
 describe("failedRun", () => {
   it("reads the run off each of the loop's errors", () => {
-    expect(failedRun(new AgentLoopError("x", run))).toBe(run);
-    expect(failedRun(new ToolIterationLimit(1, run))).toBe(run);
+    expect(failedRun(new AgentLoopError({ cause: "x", run }))).toBe(run);
+    expect(failedRun(new ToolIterationLimit({ limit: 1, run }))).toBe(run);
   });
 
   it("reads the run off a copy from another package instance by name", () => {
@@ -135,5 +135,225 @@ describe("failedRun", () => {
     );
     expect(failedRun(new Error("plain"))).toBeUndefined();
     expect(failedRun(new ContextOverflow())).toBeUndefined();
+  });
+});
+
+/** The package's public entry, as a host imports it. */
+type Package = typeof import("../../src/index.js");
+
+/** An error class as the tests below handle it, looked up on a copy of the package by name. */
+interface ErrorClass {
+  new (...args: never[]): Error;
+  is(value: unknown): boolean;
+}
+
+/** What a test passes to a case's constructor besides the case's own fields. */
+interface Extra {
+  cause?: unknown;
+  message?: string;
+}
+
+interface Case {
+  /** The class's name, which is also its export's name. */
+  name: string;
+  /** The names its marker lists, most specific first. */
+  chain: string[];
+  /** Builds the error in the given copy of the package. */
+  make: (copy: Package, extra: Extra) => Error;
+  /** The fields the error must carry. */
+  fields: Record<string, unknown>;
+  /** Where the cause handed in ends up; the error's own `cause` unless said. */
+  causeOf?: (error: Error) => unknown;
+}
+
+const MARKER = Symbol.for("@cubicecho/agent-core/error");
+
+const cases: Case[] = [
+  {
+    name: "ContextOverflow",
+    chain: ["ContextOverflow", "AgentCoreError"],
+    make: (copy, extra) => new copy.ContextOverflow({ source: "guard", limit: 100, requested: 140, ...extra }),
+    fields: { source: "guard", limit: 100, requested: 140 },
+  },
+  {
+    name: "EndpointSilent",
+    chain: ["EndpointSilent", "AgentCoreError"],
+    make: (copy, extra) => new copy.EndpointSilent({ idleMs: 250, phase: "first-chunk", ...extra }),
+    fields: { idleMs: 250, phase: "first-chunk" },
+  },
+  {
+    name: "ToolArgumentsError",
+    chain: ["ToolArgumentsError", "AgentCoreError"],
+    make: (copy, extra) => new copy.ToolArgumentsError({ kind: "truncated", raw: '{"path": "a', toolName: "read", ...extra }),
+    fields: { kind: "truncated", raw: '{"path": "a', toolName: "read" },
+  },
+  {
+    name: "AgentLoopError",
+    chain: ["AgentLoopError", "AgentCoreError"],
+    make: (copy, extra) => new copy.AgentLoopError({ cause: extra.cause, run, ...(extra.message === undefined ? {} : { message: extra.message }) }),
+    fields: { run },
+  },
+  {
+    name: "ToolIterationLimit",
+    chain: ["ToolIterationLimit", "AgentCoreError"],
+    make: (copy, extra) => new copy.ToolIterationLimit({ limit: 8, run, ...extra }),
+    fields: { limit: 8, run },
+  },
+  {
+    name: "AgentLoopOverflow",
+    chain: ["AgentLoopOverflow", "ContextOverflow", "AgentCoreError"],
+    make: (copy, extra) =>
+      new copy.AgentLoopOverflow({
+        cause: new copy.ContextOverflow({ endpointMessage: "prompt is too long", cause: extra.cause }),
+        run,
+        ...(extra.message === undefined ? {} : { message: extra.message }),
+      }),
+    fields: { source: "endpoint", endpointMessage: "prompt is too long", run },
+    causeOf: (error) => (error.cause as Error).cause,
+  },
+  {
+    name: "NegotiationError",
+    chain: ["NegotiationError", "AgentCoreError"],
+    make: (copy, extra) => new copy.NegotiationError({ refused: "stream_options", attempts: 2, ...extra }),
+    fields: { refused: "stream_options", attempts: 2 },
+  },
+  {
+    name: "MalformedStreamEvent",
+    chain: ["MalformedStreamEvent", "AgentCoreError"],
+    make: (copy, extra) => new copy.MalformedStreamEvent({ line: '{"choices": [', ...extra }),
+    fields: { line: '{"choices": [' },
+  },
+  {
+    name: "StreamInterrupted",
+    chain: ["StreamInterrupted", "AgentCoreError"],
+    make: (copy, extra) => new copy.StreamInterrupted({ produced: true, events: 3, ...extra }),
+    fields: { produced: true, events: 3 },
+  },
+  {
+    name: "CompactionMismatch",
+    chain: ["CompactionMismatch", "AgentCoreError"],
+    make: (copy, extra) => new copy.CompactionMismatch({ through: 4, length: 3, ...extra }),
+    fields: { through: 4, length: 3 },
+  },
+  {
+    name: "LedgerMismatch",
+    chain: ["LedgerMismatch", "AgentCoreError"],
+    make: (copy, extra) => new copy.LedgerMismatch({ through: 9, length: 2, ...extra }),
+    fields: { through: 9, length: 2 },
+  },
+];
+
+function classOf(copy: Package, name: string): ErrorClass {
+  return (copy as unknown as Record<string, ErrorClass>)[name] as ErrorClass;
+}
+
+describe("the error family", () => {
+  // Two copies of the whole package, as a host with a bundled copy and a dependency's own has:
+  // every module evaluated twice, the base and its marker included.
+  let first: Package;
+  let second: Package;
+  beforeAll(async () => {
+    first = await import("../../src/index.js");
+    vi.resetModules();
+    second = await import("../../src/index.js");
+  });
+
+  it("loads two copies whose classes are distinct", () => {
+    expect(second.AgentCoreError).not.toBe(first.AgentCoreError);
+    expect(second.ContextOverflow).not.toBe(first.ContextOverflow);
+  });
+
+  for (const { name, chain, make, fields, causeOf } of cases) {
+    describe(name, () => {
+      it("is recognised by the other copy's guard, where instanceof fails", () => {
+        for (const [from, to] of [
+          [first, second],
+          [second, first],
+        ] as const) {
+          const error = make(from, {});
+          expect(error instanceof classOf(from, name)).toBe(true);
+          expect(error instanceof classOf(to, name)).toBe(false);
+          expect(error instanceof to.AgentCoreError).toBe(false);
+          expect(classOf(to, name).is(error)).toBe(true);
+          expect(to.AgentCoreError.is(error)).toBe(true);
+          expect(error).toBeInstanceOf(Error);
+        }
+      });
+
+      it("answers no to every other class's guard but those it extends", () => {
+        const error = make(first, {});
+        for (const other of cases) expect(classOf(second, other.name).is(error), other.name).toBe(chain.includes(other.name));
+      });
+
+      it("carries its name, the marker with its class chain, and its fields", () => {
+        const error = make(first, {});
+        expect(error.name).toBe(name);
+        expect((error as unknown as Record<symbol, unknown>)[MARKER]).toEqual(chain);
+        expect(Object.keys(error)).not.toContain(MARKER.toString());
+        for (const [field, value] of Object.entries(fields)) expect((error as unknown as Record<string, unknown>)[field], field).toBe(value);
+        expect(error.message).not.toBe("");
+      });
+
+      it("chains the cause it is handed, and takes a message in place of its own wording", () => {
+        const cause = new Error("socket hang up");
+        const error = make(first, { cause, message: "in so many words" });
+        expect((causeOf ?? ((made: Error) => made.cause))(error)).toBe(cause);
+        expect(error.message).toBe("in so many words");
+        if (!causeOf) expect(Object.hasOwn(make(first, {}), "cause")).toBe(false);
+      });
+    });
+  }
+
+  it("judges a value that carries the marker by the marker alone", () => {
+    const silent = new EndpointSilent({ idleMs: 10 });
+    Object.defineProperty(silent, "name", { value: "ContextOverflow" });
+    expect(ContextOverflow.is(silent)).toBe(false);
+    expect(EndpointSilent.is(silent)).toBe(true);
+  });
+
+  it("does not count an Error that only borrows a name as one of the family", () => {
+    const borrowed = Object.assign(new Error("x"), { name: "ContextOverflow" });
+    expect(AgentCoreError.is(borrowed)).toBe(false);
+    expect(AgentCoreError.is(new Error("x"))).toBe(false);
+    expect(AgentCoreError.is({ [MARKER]: "AgentCoreError" })).toBe(false);
+  });
+
+  it("never throws from a guard, whatever it is handed", () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("boom");
+        },
+        getPrototypeOf() {
+          throw new Error("boom");
+        },
+      },
+    );
+    for (const { name } of cases) expect(classOf(first, name).is(hostile)).toBe(false);
+    expect(AgentCoreError.is(hostile)).toBe(false);
+    for (const name of ["ToolArgumentsError", "AgentLoopError"]) {
+      const impostor = new Proxy(new Error("x"), {
+        get: (target, key) => (key === "name" ? name : Reflect.get(target, key)),
+        has() {
+          throw new Error("boom");
+        },
+      });
+      expect(classOf(first, name).is(impostor), name).toBe(false);
+    }
+    fc.assert(
+      fc.property(fc.anything(), (value) => {
+        expect(AgentCoreError.is(value)).toBe(false);
+        for (const { name } of cases) expect(classOf(first, name).is(value)).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("types each name as its literal, a subclass's included", () => {
+    expectTypeOf(new EndpointSilent({ idleMs: 1 }).name).toEqualTypeOf<"EndpointSilent">();
+    expectTypeOf(new ContextOverflow().name).toEqualTypeOf<"ContextOverflow" | "AgentLoopOverflow">();
+    expectTypeOf(new AgentLoopOverflow({ cause: new ContextOverflow(), run }).name).toEqualTypeOf<"AgentLoopOverflow">();
+    expectTypeOf(new AgentLoopError({ cause: 1, run }).name).toEqualTypeOf<"AgentLoopError">();
   });
 });
