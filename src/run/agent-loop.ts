@@ -80,7 +80,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
   let lastTurn: Turn | undefined;
 
   const emitEvent = (event: RunEventInput): void => {
-    if (event.kind !== "output" && event.kind !== "thinking") events.push({ ...event, seq: events.length + 1, at: now() } as RunEvent);
+    if (event.kind !== "output" && event.kind !== "thinking") events.push({ ...event, seq: events.length + 1, at: now() });
     quietly(options.onEvent, event);
   };
   const notice = (text: string): void => {
