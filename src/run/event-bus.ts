@@ -160,9 +160,8 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     }
     this.stream = stream;
     const kept = stream.events;
-    let from = 0;
-    while (from < kept.length && (kept[from] as RunEvent).seq <= this.after) from++;
-    this.queue = kept.slice(from);
+    const from = kept.findIndex((event) => event.seq > this.after);
+    this.queue = from < 0 ? [] : kept.slice(from);
     const first = this.queue[0];
     const expected = Math.max(this.after, 0) + 1;
     if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
@@ -174,7 +173,8 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
 
   /** Takes the next item off the queue: the gap notice if one is owed, else the next event. */
   private take(): RunEvent {
-    const event = this.queue[this.head] as RunEvent;
+    // Only called while the queue holds an unread event.
+    const event = this.queue[this.head]!;
     if (this.dropped > 0) {
       const dropped = this.dropped;
       this.dropped = 0;

@@ -20,20 +20,31 @@ import {
   rescheduleSweep,
   scheduleSweep,
 } from "./event-bus.js";
-import type { EventSettings, RunEvent, RunEventInput } from "../shapes/event-types.js";
+import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, ThinkingEvent } from "../shapes/event-types.js";
 import { defaultState, slotOf, type RuntimeState } from "../state/state.js";
 
 export type {
   CacheBreakReason,
+  DoneEvent,
   EventSettings,
+  NoticeEvent,
+  OutputEvent,
+  RunErrorEvent,
   RunEvent,
   RunEventInput,
   RunEventKind,
   RunOutcome,
   RunTotals,
+  ThinkingEvent,
+  ToolCallEvent,
+  ToolResultEvent,
   TurnMetrics,
+  UsageEvent,
 } from "../shapes/event-types.js";
 export { runMetrics, type RunMetrics, type RunMetricsOptions } from "./run-metrics.js";
+
+/** A streamed-text event as the bus keeps it: what {@link fold} joins. */
+type TextEvent = (OutputEvent | ThinkingEvent) & EventStamp;
 
 /** Options for {@link watch} and {@link history}. */
 export interface ReplayOptions {
@@ -54,7 +65,7 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
     let stream = bus.streams.get(runId);
     if (stream?.endedAt !== undefined) return undefined;
     // Built before the run is filed, so an input whose getters throw leaves nothing behind.
-    const stamped = Object.freeze({ ...event, seq: (stream?.seq ?? 0) + 1, at: now }) as RunEvent;
+    const stamped: RunEvent = Object.freeze({ ...event, seq: (stream?.seq ?? 0) + 1, at: now });
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: now };
       bus.streams.set(runId, stream);
@@ -254,11 +265,11 @@ export function fold(events: readonly RunEvent[]): RunEvent[] {
   const blocks: RunEvent[] = [];
   if (!Array.isArray(events)) return blocks;
   let parts: string[] = [];
-  let open: RunEvent | undefined;
-  let last: RunEvent | undefined;
+  let open: TextEvent | undefined;
+  let last: TextEvent | undefined;
   const close = () => {
     if (open === undefined || last === undefined) return;
-    blocks.push(parts.length === 1 ? open : { ...open, text: parts.join(""), seq: last.seq, at: last.at } as RunEvent);
+    blocks.push(parts.length === 1 ? open : { ...open, text: parts.join(""), seq: last.seq, at: last.at });
     open = undefined;
     last = undefined;
     parts = [];

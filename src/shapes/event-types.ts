@@ -62,6 +62,70 @@ export interface RunTotals {
 /** How a run ended, as its `done` event says. */
 export type RunOutcome = "answered" | "failed" | "stopped";
 
+/** Answer text as it streams. */
+export interface OutputEvent {
+  kind: "output";
+  text: string;
+}
+
+/** Scratchpad text as it streams. */
+export interface ThinkingEvent {
+  kind: "thinking";
+  text: string;
+}
+
+/** The model asked for a tool; `args` is a preview of the arguments. */
+export interface ToolCallEvent {
+  kind: "tool-call";
+  /** The call's id, which its result carries too. */
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** A tool answered; `content` is a preview of what the model reads. */
+export interface ToolResultEvent {
+  kind: "tool-result";
+  /** The id of the call this answers. */
+  id: string;
+  name: string;
+  ok: boolean;
+  content: string;
+  /** How long the tool took, in milliseconds, where it was timed. */
+  durationMs?: number;
+}
+
+/** A turn ended: the run's totals so far, that turn's own metrics, and the ledger where one is kept. */
+export interface UsageEvent {
+  kind: "usage";
+  totals: RunTotals;
+  turn: TurnMetrics;
+  ledger?: readonly LedgerEntry[];
+}
+
+/** A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap. */
+export interface NoticeEvent {
+  kind: "notice";
+  text: string;
+  dropped?: number;
+}
+
+/**
+ * Something went wrong; the run may or may not go on.
+ *
+ * Named for the run so that it does not shadow the DOM's own `ErrorEvent`.
+ */
+export interface RunErrorEvent {
+  kind: "error";
+  message: string;
+}
+
+/** The run ended: the last event a run has, with how it ended. */
+export interface DoneEvent {
+  kind: "done";
+  outcome?: RunOutcome;
+}
+
 /**
  * What `emit` is handed: one event without its `seq` and `at`, which the bus assigns.
  *
@@ -69,36 +133,31 @@ export type RunOutcome = "answered" | "failed" | "stopped";
  * result can be matched to its call, with `args` and `content` already cut for display.
  */
 export type RunEventInput =
-  /** Answer text as it streams. */
-  | { kind: "output"; text: string }
-  /** Scratchpad text as it streams. */
-  | { kind: "thinking"; text: string }
-  /** The model asked for a tool; `args` is a preview of the arguments. */
-  | { kind: "tool-call"; id: string; name: string; args: string }
-  /** A tool answered; `content` is a preview of what the model reads. */
-  | { kind: "tool-result"; id: string; name: string; ok: boolean; content: string; durationMs?: number }
-  /** A turn ended: the run's totals so far, that turn's own metrics, and the ledger where one is kept. */
-  | { kind: "usage"; totals: RunTotals; turn: TurnMetrics; ledger?: readonly LedgerEntry[] }
-  /** A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap. */
-  | { kind: "notice"; text: string; dropped?: number }
-  /** Something went wrong; the run may or may not go on. */
-  | { kind: "error"; message: string }
-  /** The run ended. The last event a run has. */
-  | { kind: "done"; outcome?: RunOutcome };
+  | OutputEvent
+  | ThinkingEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | UsageEvent
+  | NoticeEvent
+  | RunErrorEvent
+  | DoneEvent;
 
 /** The `kind` of a run event. */
 export type RunEventKind = RunEventInput["kind"];
+
+/** What the bus adds to an event: its per-run `seq` and the time it was emitted. */
+export interface EventStamp {
+  /** Per-run counter from 1; what a client orders and de-duplicates on. */
+  readonly seq: number;
+  /** When it was emitted, in epoch milliseconds. */
+  readonly at: number;
+}
 
 /**
  * One event as the bus keeps and hands it out: the input plus its per-run `seq` (from 1) and
  * `at`, the epoch milliseconds at which it was emitted.
  */
-export type RunEvent = RunEventInput & {
-  /** Per-run counter from 1; what a client orders and de-duplicates on. */
-  readonly seq: number;
-  /** When it was emitted, in epoch milliseconds. */
-  readonly at: number;
-};
+export type RunEvent = RunEventInput & EventStamp;
 
 /** The bus's four numbers: the backlog cap, the slack it is trimmed by, and the two reaping deadlines. */
 export interface EventSettings {

@@ -27,9 +27,18 @@ import { nonNegativeNumber, positiveNumber } from "../text/guards.js";
  */
 export type BuildRequest = (supports: EndpointCapabilities, model?: ModelCapabilities) => StreamBody | Promise<StreamBody>;
 
+/**
+ * The options runTurn hands each attempt's stream as they came, listed once. The stream's `now`
+ * is not among them: runTurn's clock times the loading wait, and the stream times the turn on
+ * its own monotonic clock.
+ */
+const STREAM_OPTIONS = ["signal", "idleMs", "firstChunkMs", "onOutput", "onThinking", "fences", "startInReasoning"] as const satisfies readonly (keyof StreamTurnOptions)[];
+
+/** The part of runTurn's options that goes to each attempt's stream unchanged. */
+type PassedToStream = Pick<StreamTurnOptions, (typeof STREAM_OPTIONS)[number]>;
+
 /** Options for {@link runTurn}. */
-export interface RunTurnOptions
-  extends Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking" | "fences" | "startInReasoning"> {
+export interface RunTurnOptions extends PassedToStream {
   /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
   model?: string;
   /** Top-level fields (extraBody keys) negotiate may drop when the server refuses them by name. */
@@ -97,6 +106,13 @@ export function bodyChars(body: StreamBody): { chars: number; image: boolean } {
   return { chars, image };
 }
 
+/** The stream's options out of runTurn's: those in {@link STREAM_OPTIONS} that hold a value. */
+function streamOptionsOf(options: RunTurnOptions): PassedToStream {
+  const picked: Record<string, unknown> = {};
+  for (const key of STREAM_OPTIONS) if (options[key] !== undefined && options[key] !== null) picked[key] = options[key];
+  return picked as PassedToStream;
+}
+
 function shortMessage(error: unknown): string {
   const text = describeError(error).message.replace(/\s+/g, " ").trim();
   return text.length > 500 ? `${text.slice(0, 499)}…` : text;
@@ -114,6 +130,7 @@ export async function runTurnIn(
   const sleep = options.sleep ?? wait;
   const now = options.now ?? Date.now;
   const signal = options.signal;
+  const streamOptions = streamOptionsOf(options);
   const maxRetries = Math.floor(nonNegativeNumber(options.maxRetries) ?? DEFAULT_MAX_RETRIES);
   const loadingTimeoutMs = nonNegativeNumber(options.loadingTimeoutMs) ?? DEFAULT_LOADING_TIMEOUT_MS;
   const loadingPollMs = Math.max(1, nonNegativeNumber(options.loadingPollMs) ?? DEFAULT_LOADING_POLL_MS);
@@ -138,16 +155,7 @@ export async function runTurnIn(
         if (requested > contextLimit) throw new ContextOverflow({ source: "guard", limit: contextLimit, requested });
       }
     }
-    return streamTurn(client, body, {
-      produced,
-      ...(signal ? { signal } : {}),
-      ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
-      ...(options.firstChunkMs !== undefined ? { firstChunkMs: options.firstChunkMs } : {}),
-      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      ...(options.onThinking ? { onThinking: options.onThinking } : {}),
-      ...(options.fences ? { fences: options.fences } : {}),
-      ...(options.startInReasoning !== undefined ? { startInReasoning: options.startInReasoning } : {}),
-    });
+    return streamTurn(client, body, { ...streamOptions, produced });
   };
 
   let retries = 0;

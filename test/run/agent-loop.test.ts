@@ -1242,6 +1242,30 @@ describe("config.loadingTimeoutSeconds", () => {
   });
 });
 
+describe("options.now", () => {
+  it("stamps the events and times the tool calls, while the stream times the turn on its own clock", async () => {
+    await withLoop({}, async ({ server, run, events }) => {
+      server.script(calls(["read", { path: "a" }]), answer());
+      // The run's clock moves only while the tool runs.
+      let at = 1_000_000;
+      const result = await run({
+        tools: [tool("read")],
+        now: () => at,
+        dispatch: () => {
+          at += 250;
+          return "read";
+        },
+      });
+      const toolResult = events.find((event) => event.kind === "tool-result");
+      expect(toolResult).toMatchObject({ kind: "tool-result", durationMs: 250 });
+      expect(result.metrics.durationMs).toBe(250);
+      expect(result.metrics.toolMs).toBe(250);
+      // A turn read on the run's standing clock would have taken no time at all.
+      expect(result.metrics.turnMetrics[0]?.durationMs).toBeGreaterThan(0);
+    });
+  });
+});
+
 describe("the cache verdict", () => {
   const user = (content: string): Message => ({ role: "user", content });
   const base: SentRequest = { messages: [{ role: "system", content: "Sys." }, user("one")], tools: [tool("read")] };

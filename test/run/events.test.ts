@@ -302,8 +302,8 @@ describe("watch", () => {
     const notices = rest.filter((event) => event.kind === "notice");
     expect(notices).toHaveLength(1);
     const gapAt = rest.findIndex((event) => event.kind === "notice");
-    const notice = rest[gapAt] as RunEvent;
-    const after = rest[gapAt + 1] as RunEvent;
+    const notice = rest[gapAt]!;
+    const after = rest[gapAt + 1]!;
     expect(notice.seq).toBeGreaterThan(1);
     expect(notice.seq).toBeLessThan(after.seq);
     expect(rest.at(-1)?.seq).toBe(1_000_001);
@@ -538,7 +538,7 @@ describe("runMetrics", () => {
   });
 
   it("reads a done without an outcome as failed after an error and answered otherwise", () => {
-    const done = { kind: "done", seq: 2, at: 2 } as RunEvent;
+    const done: RunEvent = { kind: "done", seq: 2, at: 2 };
     expect(runMetrics([{ kind: "error", message: "x", seq: 1, at: 1 }, done]).outcome).toBe("failed");
     expect(runMetrics([done]).outcome).toBe("answered");
   });
@@ -555,7 +555,8 @@ describe("runMetrics", () => {
     const events = log("llamacpp-tool-run").events.map((event) => {
       if (event.kind !== "usage") return event;
       const { totals: _totals, ...rest } = event;
-      return rest as RunEvent;
+      // A usage event without its totals, which runMetrics still adds up.
+      return rest as never;
     });
     expect(runMetrics(events)).toMatchObject({ promptTokens: 16_350, completionTokens: 770, totalTokens: 17_120, cachedTokens: 4_390 });
   });

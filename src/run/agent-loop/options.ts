@@ -116,7 +116,12 @@ export interface AgentLoopOptions {
   client?: OpenAI;
   /** Told each notice as it is emitted. */
   onNotice?: (text: string) => unknown;
-  /** The clock events are stamped with, and each step's loading wait is measured on. @default Date.now */
+  /**
+   * The run's clock, in epoch milliseconds: it stamps each event's `at`, times each tool call
+   * and measures each step's loading wait. A turn's own `firstTokenMs` and `durationMs` are
+   * taken by the stream on its monotonic clock (streamTurn's `now`), which this does not replace.
+   * @default Date.now
+   */
   now?: () => number;
   /**
    * Waits between a step's attempts: a retry's backoff and each poll of a server still loading

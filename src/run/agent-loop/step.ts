@@ -1,46 +1,26 @@
 /**
  * @module run/agent-loop/step
- * One step's request: the body built by buildBody for each attempt, sent by runTurn, reported
- * once to onRequest as first built, and a reply cut off at the ceiling said and, where asked,
- * continued.
+ * One step's request and its reply: the body built by buildBody for each attempt, sent by
+ * runTurn, reported once to onRequest as first built; a reply cut off at the ceiling said and,
+ * where asked, continued; calls written as text recovered; and the turn accounted for.
  */
 
-import type OpenAI from "openai";
-import type { Endpoint, Message, ModelParams, RetryPolicy, Turn, TurnUsage } from "../../shapes/config.js";
-import type { EndpointCapabilities, ModelCapabilities } from "../../wire/capabilities.js";
+import type { Message, Turn, TurnUsage } from "../../shapes/config.js";
 import { firstTokenMs, timeoutMs } from "../../wire/client.js";
+import type { EndpointCapabilities, ModelCapabilities } from "../../wire/capabilities.js";
 import { continueTurn } from "../../wire/continuation.js";
-import type { RunEventInput } from "../events.js";
-import { buildBody, type RequestBody, type ToolOrder } from "../../wire/request-body.js";
-import { runTurnIn } from "../../turn/run-turn.js";
+import { buildBody, type RequestBody } from "../../wire/request-body.js";
+import type { StreamTurnOptions } from "../../wire/stream.js";
+import { runTurnIn, type RunTurnOptions } from "../../turn/run-turn.js";
+import { positiveNumber } from "../../text/guards.js";
+import { quietly } from "../../text/safe-calls.js";
+import { recoverToolCalls } from "../../text/tool-calls.js";
+import { withContextIn } from "../hooks.js";
+import { questionIndex, type LoopEndpoint, type LoopRun } from "./run.js";
 import type { StepHead } from "./tools.js";
-import type { RuntimeState } from "../../state/state.js";
-import { nonNegativeNumber, positiveNumber } from "../../text/guards.js";
-
-/** What one step sends and how it reports. */
-export interface StepRequest {
-  config: Endpoint & ModelParams & RetryPolicy;
-  /** The system prompt and tools this step declares. */
-  head: StepHead;
-  /** The transcript as sent: hook context on the question, the system prompt not yet on top. */
-  messages: readonly Message[];
-  toolOrder: ToolOrder | undefined;
-  /** The window the guard weighs the request against. */
-  limit: number | undefined;
-  maxContinuations: number;
-  signal: AbortSignal | undefined;
-  emit: (event: RunEventInput) => void;
-  notice: (text: string) => void;
-  /** Hears the request as first built. */
-  onRequest: (body: RequestBody) => void;
-  /** Waits between attempts (retry backoff, the loading poll); absent is runTurn's timer. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** The clock the loading wait is measured on; absent is runTurn's. */
-  now?: () => number;
-}
 
 /** What a step's request came back with. */
-export interface StepReply {
+interface StepReply {
   /** The turn, continuations joined. */
   turn: Turn;
   /** The usage the first request reported, before any continuation. */
@@ -49,54 +29,112 @@ export interface StepReply {
   sent: RequestBody;
 }
 
-/** Sends one step's request and reads its reply back. @internal */
-export async function sendStep(state: RuntimeState, client: OpenAI, supports: EndpointCapabilities, request: StepRequest): Promise<StepReply> {
-  const { config, head, signal } = request;
-  const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...request.messages] : [...request.messages];
-  let first: RequestBody | undefined;
-  let last: RequestBody | undefined;
-  const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
-    const body = buildBody(config, current, model, messages, head.tools, request.toolOrder);
-    last = body;
-    if (!first) {
-      first = body;
-      request.onRequest(body);
-    }
-    return body;
-  };
-  const idleMs = timeoutMs(config);
-  const firstChunkMs = firstTokenMs(config);
-  const streaming = {
+/**
+ * Sends one step's request — the shortlist's alone where `exclusive` — and returns its turn,
+ * accounted for in a usage event and told to onTurn. @internal
+ */
+export async function sendStep(run: LoopRun, endpoint: LoopEndpoint, step: number, exclusive: boolean): Promise<Turn> {
+  const head = run.tools.head(exclusive ? run.shortlist : undefined);
+  const sentFrom = run.transcript.slice();
+  const messages = run.context ? withContextIn(run.state, run.transcript, questionIndex(run), run.context, run.preface) : sentFrom;
+  const reply = await request(run, endpoint, head, messages, step);
+  const turn = recoverFromText(run, reply.turn, head.tools.length > 0);
+  run.lastTurn = turn;
+  const { sent } = reply;
+  const metrics = run.account.record({
+    sent: { messages: sent.messages, ...(sent.tools ? { tools: sent.tools } : {}) },
+    transcript: sentFrom,
+    system: head.system,
+    turn,
+    first: reply.first,
+    charsPerToken: endpoint.charsPerToken(),
+  });
+  run.onEvent({ kind: "usage", totals: { ...run.account.totals }, turn: metrics, ledger: run.account.ledger.slice() });
+  quietly(run.options.onTurn, turn, step);
+  return turn;
+}
+
+/**
+ * The stream's options for a step's requests, first and continued alike.
+ *
+ * The stream's documented names are in milliseconds: the endpoint's `requestTimeoutSeconds` is
+ * its `idleMs` and `firstTokenSeconds` its `firstChunkMs`, converted here, once, by timeoutMs
+ * and firstTokenMs.
+ */
+function streamOptions(run: LoopRun): Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking"> {
+  const signal = run.options.signal;
+  const idleMs = timeoutMs(run.config);
+  const firstChunkMs = firstTokenMs(run.config);
+  return {
     ...(signal ? { signal } : {}),
-    onOutput: (text: string) => request.emit({ kind: "output", text }),
-    onThinking: (text: string) => request.emit({ kind: "thinking", text }),
+    onOutput: (text: string) => run.onEvent({ kind: "output", text }),
+    onThinking: (text: string) => run.onEvent({ kind: "thinking", text }),
     ...(idleMs !== undefined ? { idleMs } : {}),
     ...(firstChunkMs !== undefined ? { firstChunkMs } : {}),
   };
-  // 0 is a value (no wait), as runTurn reads it; only absent or unreadable takes runTurn's default.
-  const loadingSeconds = nonNegativeNumber(config.loadingTimeoutSeconds);
-  let turn = await runTurnIn(state, client, supports, build, {
-    ...streaming,
+}
+
+/**
+ * runTurn's options for a step: the one place the loop's names meet runTurn's documented ones.
+ * `contextLength` is runTurn's `contextLimit` and `loadingTimeoutSeconds` its
+ * `loadingTimeoutMs`; the run's clock is runTurn's `now`, the one the loading wait is measured on.
+ */
+function turnOptions(run: LoopRun, stream: ReturnType<typeof streamOptions>): RunTurnOptions {
+  const { settings, config } = run;
+  return {
+    ...stream,
     model: config.model,
     droppable: Object.keys(config.extraBody ?? {}),
-    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
-    ...(request.limit !== undefined ? { contextLimit: request.limit } : {}),
-    ...(loadingSeconds !== undefined ? { loadingTimeoutMs: loadingSeconds * 1000 } : {}),
-    ...(request.sleep ? { sleep: request.sleep } : {}),
-    ...(request.now ? { now: request.now } : {}),
-    onNotice: request.notice,
-  });
+    ...(settings.maxRetries !== undefined ? { maxRetries: settings.maxRetries } : {}),
+    ...(settings.contextLength !== undefined ? { contextLimit: settings.contextLength } : {}),
+    ...(settings.loadingTimeoutSeconds !== undefined ? { loadingTimeoutMs: settings.loadingTimeoutSeconds * 1000 } : {}),
+    ...(settings.sleep ? { sleep: settings.sleep } : {}),
+    now: settings.now,
+    onNotice: run.onNotice,
+  };
+}
+
+async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, transcript: readonly Message[], step: number): Promise<StepReply> {
+  const { client, supports } = endpoint;
+  const { config, settings } = run;
+  const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...transcript] : [...transcript];
+  let first: RequestBody | undefined;
+  let last: RequestBody | undefined;
+  const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
+    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder);
+    last = body;
+    if (!first) {
+      first = body;
+      quietly(run.options.onRequest, body, step);
+    }
+    return body;
+  };
+  const stream = streamOptions(run);
+  let turn = await runTurnIn(run.state, client, supports, build, turnOptions(run, stream));
   const firstUsage = turn.usage;
   if (turn.finishReason === "length") {
-    request.notice(`The reply was cut off at the ${positiveNumber(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
-    if (request.maxContinuations > 0 && last) {
+    run.onNotice(`The reply was cut off at the ${positiveNumber(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
+    if (settings.maxContinuations > 0 && last) {
       turn = await continueTurn(client, supports, last, turn, {
-        ...streaming,
+        ...stream,
         model: config.model,
-        maxContinuations: request.maxContinuations,
-        onNotice: request.notice,
+        maxContinuations: settings.maxContinuations,
+        onNotice: run.onNotice,
       });
     }
   }
   return { turn, first: firstUsage, sent: first ?? last! };
+}
+
+/** Recovers the tool calls a model wrote into its reply as text, where the run declared tools and looks for them. */
+function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean): Turn {
+  if (!run.settings.recoverToolCalls || !hasTools || turn.toolCalls.length > 0 || turn.content.trim() === "") return turn;
+  const { tools } = run;
+  const found = recoverToolCalls(turn.content, tools.knownNames(), { tools: [...tools.definitions.values()] });
+  if (found.calls.length === 0) return turn;
+  const count = found.calls.length;
+  run.onNotice(
+    `The model wrote ${count} tool call${count === 1 ? "" : "s"} as text, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
+  );
+  return { ...turn, toolCalls: found.calls, content: found.text };
 }

@@ -1,0 +1,66 @@
+/**
+ * @module run/agent-loop/calls
+ * The model's side of a step in the transcript — its reply, with the calls it made — and those
+ * calls run, each answered, with what they used noted for the next run.
+ */
+
+import type { AssistantMessage, ToolMessage, Turn } from "../../shapes/config.js";
+import { omitOptionalNulls } from "../../text/schema-compat.js";
+import { quietly } from "../../text/safe-calls.js";
+import { readCalls, runCalls, STOPPED_BEFORE_CALL, type ReadCall } from "../run-calls.js";
+import type { LoopRun } from "./run.js";
+
+/**
+ * Appends the model's reply, with the calls it made, and returns those calls; where the reply
+ * cannot be told, each call is answered as not run before the failure goes on. @internal
+ */
+export async function tellReply(run: LoopRun, turn: Turn, step: number): Promise<ReadCall[]> {
+  const reads = readCalls(turn.toolCalls, { truncated: turn.finishReason === "length" });
+  const said: AssistantMessage = { role: "assistant", content: turn.content };
+  if (reads.length > 0) said.tool_calls = reads.map((read) => read.call);
+  try {
+    await run.tell(said, step, turn);
+  } catch (error) {
+    await answerUnrun(run, reads, step);
+    throw error;
+  }
+  return reads;
+}
+
+async function answerUnrun(run: LoopRun, reads: readonly ReadCall[], step: number): Promise<void> {
+  for (const read of reads) {
+    const message: ToolMessage = { role: "tool", tool_call_id: read.call.id, content: STOPPED_BEFORE_CALL };
+    try {
+      await run.tell(message, step);
+    } catch {
+      // The run is already ending on the first failure.
+    }
+  }
+}
+
+/** Runs a step's calls, answering each in the transcript; throws the failure that stopped them. @internal */
+export async function handleCalls(run: LoopRun, reads: readonly ReadCall[], step: number): Promise<void> {
+  const { options, settings, tools } = run;
+  const signal = options.signal;
+  const outcome = await runCalls(reads, {
+    dispatch: (request, callSignal) =>
+      options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal),
+    ...(signal ? { signal } : {}),
+    parallel: settings.parallel,
+    // runCalls' documented name for dedupeToolCalls.
+    dedupe: settings.dedupeToolCalls,
+    route: (read) => tools.route(read, run.transcript),
+    onToolCall: (request) => quietly(options.onToolCall, request),
+    onToolResult: (result) => quietly(options.onToolResult, result),
+    onMessage: (message) => run.tell(message, step),
+    onEvent: run.onEvent,
+    now: settings.now,
+  });
+  tools.endStep();
+  run.toolCalls.push(...outcome.outcomes);
+  for (const name of outcome.used) {
+    tools.touch(name);
+    if (!run.used.includes(name)) run.used.push(name);
+  }
+  if (outcome.failure) throw outcome.failure.error;
+}

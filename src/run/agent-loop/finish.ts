@@ -1,0 +1,57 @@
+/**
+ * @module run/agent-loop/finish
+ * How a run ends: answered, with its result, its metrics and the afterTurn hooks told; or
+ * failed, as one of the errors the run documents, carrying the run as it stood.
+ */
+
+import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit } from "../../text/errors.js";
+import { ContextOverflow } from "../../text/retry.js";
+import { notify } from "../hooks.js";
+import { runMetrics } from "../run-metrics.js";
+import type { AgentLoopResult } from "./options.js";
+import type { LoopRun } from "./run.js";
+
+/** Ends an answered run: tells the afterTurn hooks without waiting, emits `done` and hands back the result. @internal */
+export function finish(run: LoopRun): AgentLoopResult {
+  const afterTurn = tellAfterTurn(run);
+  run.onEvent({ kind: "done", outcome: "answered" });
+  const { account, tools, settings } = run;
+  const { contextLength } = settings;
+  return {
+    turn: run.lastTurn!,
+    messages: run.transcript,
+    usage: { ...account.totals },
+    loaded: tools.carried(),
+    used: run.used,
+    preselected: run.shortlist,
+    toolCalls: run.toolCalls,
+    context: run.context,
+    preface: run.preface,
+    afterTurn,
+    ledger: account.ledger,
+    metrics: { ...runMetrics(run.events, contextLength !== undefined ? { contextLength } : {}), ...tools.counts, turnMetrics: account.turns },
+  };
+}
+
+/**
+ * Ends a failed run: turns what was thrown into ToolIterationLimit, AgentLoopOverflow or
+ * AgentLoopError carrying the run, and emits the error and `done`. @internal
+ */
+export function failure(run: LoopRun, caught: unknown): Error {
+  const failed = run.snapshot();
+  const error = ToolIterationLimit.is(caught) ? caught : ContextOverflow.is(caught) ? new AgentLoopOverflow({ cause: caught, run: failed }) : new AgentLoopError({ cause: caught, run: failed });
+  run.onEvent({ kind: "error", message: error.message });
+  run.onEvent({ kind: "done", outcome: run.options.signal?.aborted ? "stopped" : "failed" });
+  return error;
+}
+
+function tellAfterTurn(run: LoopRun): Promise<string[]> {
+  const hooks = run.settings.hooks;
+  if (!hooks) return Promise.resolve([]);
+  const notes: string[] = [];
+  const payload = { ...(hooks.context ?? {}), answer: run.lastTurn?.content ?? "", messages: run.transcript.slice() };
+  return notify(hooks.run, "afterTurn", payload, { onNote: (note) => notes.push(note) }).then(
+    () => notes,
+    () => notes,
+  );
+}
