@@ -2,16 +2,21 @@
 // SDK, the ./mcp entry's optional peer) into a scratch project, imports every entry point from
 // there, and bundles ./spec for the browser to prove it pulls in no node: module.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+if (!existsSync(join(root, "dist", "index.js"))) {
+  console.error("smoke: dist/ is missing; run npm run build first");
+  process.exit(1);
+}
 const scratch = mkdtempSync(join(tmpdir(), "agent-core-smoke-"));
 try {
-  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], root));
+  // The build has just run; --ignore-scripts keeps prepack from running it a second time.
+  const packed = JSON.parse(run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", scratch], root));
   const tarball = join(scratch, packed[0].filename);
   console.log(`smoke: packed ${packed[0].filename} (${packed[0].files.length} files, ${packed[0].size} bytes)`);
 
