@@ -1,17 +1,22 @@
-// Packs the library, checks the tarball's types with attw, installs it with openai into a
-// scratch project, imports every entry point from there, and bundles ./spec for the browser to
-// prove it pulls in no node: module.
+// Packs the library, checks the tarball's types with attw, installs it with openai (and the MCP
+// SDK, the ./mcp entry's optional peer) into a scratch project, imports every entry point from
+// there, and bundles ./spec for the browser to prove it pulls in no node: module.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const run = (command, args, cwd) => execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+if (!existsSync(join(root, "dist", "index.js"))) {
+  console.error("smoke: dist/ is missing; run npm run build first");
+  process.exit(1);
+}
 const scratch = mkdtempSync(join(tmpdir(), "agent-core-smoke-"));
 try {
-  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", scratch], root));
+  // The build has just run; --ignore-scripts keeps prepack from running it a second time.
+  const packed = JSON.parse(run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", scratch], root));
   const tarball = join(scratch, packed[0].filename);
   console.log(`smoke: packed ${packed[0].filename} (${packed[0].files.length} files, ${packed[0].size} bytes)`);
 
@@ -21,7 +26,8 @@ try {
   run("mkdir", ["-p", project]);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "smoke", private: true, type: "module" }));
   const openai = manifest.devDependencies?.openai ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`], project);
+  const mcpSdk = manifest.devDependencies?.["@modelcontextprotocol/sdk"] ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`], project);
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
@@ -29,6 +35,15 @@ try {
     .join("\n");
   writeFileSync(join(project, "check.mjs"), `${script}\nconsole.log("smoke: imported ${entries.join(", ")}");\n`);
   process.stdout.write(run("node", ["check.mjs"], project));
+
+  // ./mcp reaches the core through the main entry at run time, so the two share one error family.
+  writeFileSync(
+    join(project, "mcp.mjs"),
+    `import { AgentCoreError } from "${manifest.name}"; import { McpServerError } from "${manifest.name}/mcp";\n` +
+      `if (!(new McpServerError({ server: "s", problem: "closed" }) instanceof AgentCoreError)) throw new Error("./mcp carries a second copy of the core");\n` +
+      `console.log("smoke: ./mcp shares the main entry's classes");\n`,
+  );
+  process.stdout.write(run("node", ["mcp.mjs"], project));
 
   const esbuild = join(root, "node_modules", ".bin", "esbuild");
   writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);

@@ -272,6 +272,21 @@ export type {
   PreselectTools,
 } from "./run/agent-loop.js";
 
+// define-tool
+export { defineTool, toolset, ToolNotFound, TOOL_NAME_PATTERN } from "./run/define-tool.js";
+export type {
+  DefinedTool,
+  ToolSpec,
+  ToolParameters,
+  ToolArguments,
+  ToolContext,
+  ToolExecute,
+  Toolset,
+  ToolsetEntry,
+  ToolsetOptions,
+  ToolNotFoundOptions,
+} from "./run/define-tool.js";
+
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";
 export type { Runtime } from "./runtime.js";
