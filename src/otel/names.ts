@@ -75,9 +75,9 @@ export const AGENT_CORE_ATTRIBUTES = Object.freeze({
   /** The tools a preselection chose. */
   preselectionTools: "agent_core.preselection.tools",
   /** How many tool calls were recovered from the reply's text. */
-  recoveredCalls: "agent_core.tool_calls.recovered",
+  recoveredCalls: "agent_core.tool_calls.count",
   /** The notice a span event was read from, as the run said it. */
-  notice: "agent_core.notice",
+  notice: "agent_core.notice.text",
 });
 
 /** The span events the otel entry records, by what they mark. */

@@ -4,9 +4,10 @@
  * re-send after a refusal, each retry and a continuation, all linked to the step's first, until
  * the step's usage event closes the last with the turn's tokens, finish reason and cache verdict.
  *
- * One negotiation may flip several latches before it sends again, each with its own notice, so
- * refusals are held until something else is heard and then acted on together: the refused
- * request ends where the first of them was said, and its re-send starts there.
+ * One negotiation may flip several latches before it sends again, each with its own notice said
+ * in the same tick, so refusals are held until something else is heard and then acted on
+ * together: the refused request ends where the first of them was said, and its re-send starts
+ * there. A refusal heard in a later tick is the re-send's own, refused in its turn.
  */
 
 import { SpanKind, SpanStatusCode, type Attributes, type AttributeValue, type Context, type Span, type SpanContext } from "@opentelemetry/api";
@@ -83,8 +84,10 @@ export class RequestSpans {
   requests = 0;
   /** The step's first request, which its re-sends, retries and continuation link to. */
   private firstOfStep: SpanContext | undefined;
-  /** Where the current step began: the run's start, or the end of the step before. */
+  /** Where the current step began: the run's start, or the end of the step before and its calls. */
   private stepStartedAt: number;
+  /** Set while the refusals of one negotiation's answer are being said, cleared once that tick is over. */
+  private answering = false;
 
   constructor(
     private readonly settings: RequestSettings,
@@ -158,9 +161,22 @@ export class RequestSpans {
 
   /** Holds a refusal for the open request; false where none is open to hold it. */
   refused(at: number, text: string, reading: Refusal): boolean {
-    if (!this.open || this.open.cut !== undefined) return false;
-    this.open.refusals.push({ at, text, reading });
+    // A refusal after the tick its predecessors were said in was the re-send's: act on those first.
+    const open = this.answering ? this.open : this.settle();
+    if (!open || open.cut !== undefined) return false;
+    open.refusals.push({ at, text, reading });
+    if (!this.answering) {
+      this.answering = true;
+      queueMicrotask(() => {
+        this.answering = false;
+      });
+    }
     return true;
+  }
+
+  /** Notes that the step's calls ran until now, so a request seen only through its events starts after them. */
+  idleUntil(at: number): void {
+    if (at > this.stepStartedAt) this.stepStartedAt = at;
   }
 
   /** Ends the open request as failed and opens its retry; false where none is open. */

@@ -243,6 +243,7 @@ export class RunTrace {
 
   private toolResult(id: string, name: string, ok: boolean, content: string, durationMs: number | undefined): void {
     const at = this.settings.now();
+    this.requests.idleUntil(at);
     const open = this.tools.get(id);
     if (!open) {
       // A call the run stopped before reaching is answered without ever being announced.
