@@ -26,5 +26,7 @@ export default defineConfig([
   { ...shared, entry: { index: "src/index.ts" } },
   { ...shared, entry: { spec: "src/spec.ts" }, platform: "browser", target: "es2022" },
   { ...shared, entry: { testing: "src/testing.ts" }, platform: "node" },
+  // ./otel loads its optional peer, the OpenTelemetry API, only when a host imports it.
+  { ...shared, entry: { otel: "src/otel.ts" }, platform: "node", external: [...(shared.external ?? []), "@opentelemetry/api"] },
   { ...shared, entry: { cli: "src/cli.ts" }, platform: "node", dts: false, banner: { js: "#!/usr/bin/env node" } },
 ]);

@@ -1,6 +1,6 @@
-// Packs the library, checks the tarball's types with attw, installs it with openai into a
-// scratch project, imports every entry point from there, and bundles ./spec for the browser to
-// prove it pulls in no node: module.
+// Packs the library, checks the tarball's types with attw, installs it with openai (and the
+// OpenTelemetry API, the optional peer ./otel needs) into a scratch project, imports every entry
+// point from there, and bundles ./spec for the browser to prove it pulls in no node: module.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +21,8 @@ try {
   run("mkdir", ["-p", project]);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "smoke", private: true, type: "module" }));
   const openai = manifest.devDependencies?.openai ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`], project);
+  const otelApi = manifest.devDependencies?.["@opentelemetry/api"] ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@opentelemetry/api@${otelApi}`], project);
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
@@ -29,6 +30,13 @@ try {
     .join("\n");
   writeFileSync(join(project, "check.mjs"), `${script}\nconsole.log("smoke: imported ${entries.join(", ")}");\n`);
   process.stdout.write(run("node", ["check.mjs"], project));
+
+  // ./otel runs on the API alone (its no-op tracer here), and only ./otel ever names the API.
+  writeFileSync(join(project, "otel.mjs"), `import { otelRun } from "${manifest.name}/otel"; const run = otelRun(); run.onEvent({ kind: "done", outcome: "answered" }); run.end(); console.log("smoke: ./otel traced a run on the no-op API");\n`);
+  process.stdout.write(run("node", ["otel.mjs"], project));
+  const installed = join(project, "node_modules", ...manifest.name.split("/"), "dist");
+  const naming = ["index.js", "spec.js", "testing.js", "cli.js"].filter((file) => readFileSync(join(installed, file), "utf8").includes("@opentelemetry/"));
+  if (naming.length > 0) throw new Error(`entries other than ./otel name @opentelemetry: ${naming.join(", ")}`);
 
   const esbuild = join(root, "node_modules", ".bin", "esbuild");
   writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);

@@ -3,6 +3,9 @@
  * the span tree, names, attributes and events of an eager run, an ondemand run with a refusal
  * and a cache break, a failed run and a stopped one, with every span ended in every outcome.
  */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Context, type ContextManager, type HrTime } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
@@ -431,5 +434,31 @@ describe("the handlers", () => {
       otelRun({ ...otel }).end();
       expect(spans()).toHaveLength(3);
     });
+  });
+});
+
+describe("the ./otel entry", () => {
+  const root = resolve(import.meta.dirname, "..");
+  const importsOf = async (entry: string) => {
+    const result = await build({ entryPoints: [resolve(root, entry)], bundle: true, write: false, metafile: true, platform: "node", format: "esm", packages: "external", logLevel: "silent" });
+    return [...new Set(Object.values(result.metafile.outputs).flatMap((output) => output.imports.map((item) => item.path)))].sort();
+  };
+
+  it("is published with its own types and import paths, on @opentelemetry/api as an optional peer", () => {
+    const manifest = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as {
+      exports: Record<string, unknown>;
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(manifest.exports["./otel"]).toEqual({ types: "./dist/otel.d.ts", import: "./dist/otel.js" });
+    expect(manifest.peerDependencies["@opentelemetry/api"]).toBeDefined();
+    expect(manifest.peerDependenciesMeta["@opentelemetry/api"]?.optional).toBe(true);
+    expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith("@opentelemetry/"))).toEqual([]);
+  });
+
+  it("needs nothing at run time but the OpenTelemetry API, and the main entry never reaches it", async () => {
+    expect(await importsOf("src/otel.ts")).toEqual(["@opentelemetry/api"]);
+    expect((await importsOf("src/index.ts")).filter((path) => path.includes("opentelemetry"))).toEqual([]);
   });
 });
