@@ -4,14 +4,16 @@ import { defineConfig, type Options } from "tsup";
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 /**
- * The MCP entry uses the library only through its public entry, and at run time it is that same
- * file: `../index.js` from src/mcp/ becomes `./index.js` beside dist/mcp.js rather than a second
- * copy of the core (so an error class is one class, and `instanceof` means what it says).
+ * The optional entries (./mcp, ./otel, ./redis) use the library only through its public entry, and
+ * at run time it is that same file: `../index.js` from src/mcp/ (or `./index.js` from src/mcp.ts)
+ * becomes `./index.js` beside dist/mcp.js rather than a second copy of the core, so an error class
+ * is one class, `instanceof` means what it says, and the entry stays small.
  */
+const OPTIONAL_ROOM = /[\\/]src[\\/](?:mcp|otel|redis)(?:[\\/]|\.ts$)/;
 const mainEntryBeside: Plugin = {
   name: "main-entry-beside",
   setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) => (/[\\/]src[\\/]mcp[\\/]/.test(args.importer) ? { path: "./index.js", external: true } : undefined));
+    build.onResolve({ filter: /^\.\.?\/index\.js$/ }, (args) => (OPTIONAL_ROOM.test(args.importer) ? { path: "./index.js", external: true } : undefined));
   },
 };
 
@@ -48,5 +50,7 @@ export default defineConfig([
     external: [...(shared.external ?? []), /^@modelcontextprotocol\/sdk(\/.*)?$/],
     esbuildPlugins: [mainEntryBeside],
   },
+  // ./otel loads its optional peer, the OpenTelemetry API, only when a host imports it.
+  { ...shared, entry: { otel: "src/otel.ts" }, platform: "node", external: [...(shared.external ?? []), "@opentelemetry/api"], esbuildPlugins: [mainEntryBeside] },
   { ...shared, entry: { cli: "src/cli.ts" }, platform: "node", dts: false, banner: { js: "#!/usr/bin/env node" } },
 ]);

@@ -23,6 +23,7 @@ const entries: Entry[] = [
   { file: "src/spec.ts", title: "@cubicecho/agent-core/spec" },
   { file: "src/testing.ts", title: "@cubicecho/agent-core/testing" },
   { file: "src/mcp.ts", title: "@cubicecho/agent-core/mcp" },
+  { file: "src/otel.ts", title: "@cubicecho/agent-core/otel" },
 ].filter((entry) => existsSync(resolve(root, entry.file)));
 
 const program = ts.createProgram(

@@ -1,6 +1,6 @@
-// Packs the library, checks the tarball's types with attw, installs it with openai (and the MCP
-// SDK, the ./mcp entry's optional peer) into a scratch project, imports every entry point from
-// there, and bundles ./spec for the browser to prove it pulls in no node: module.
+// Packs the library, checks the tarball's types with attw, installs it with openai and the optional
+// peers of ./mcp (the MCP SDK) and ./otel (the OpenTelemetry API) into a scratch project, imports
+// every entry point from there, and bundles ./spec for the browser to prove it pulls in no node: module.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,7 +27,8 @@ try {
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "smoke", private: true, type: "module" }));
   const openai = manifest.devDependencies?.openai ?? "latest";
   const mcpSdk = manifest.devDependencies?.["@modelcontextprotocol/sdk"] ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`], project);
+  const otelApi = manifest.devDependencies?.["@opentelemetry/api"] ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`, `@opentelemetry/api@${otelApi}`], project);
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
@@ -44,6 +45,12 @@ try {
       `console.log("smoke: ./mcp shares the main entry's classes");\n`,
   );
   process.stdout.write(run("node", ["mcp.mjs"], project));
+  // ./otel runs on the API alone (its no-op tracer here), and only ./otel ever names the API.
+  writeFileSync(join(project, "otel.mjs"), `import { otelRun } from "${manifest.name}/otel"; const run = otelRun(); run.onEvent({ kind: "done", outcome: "answered" }); run.end(); console.log("smoke: ./otel traced a run on the no-op API");\n`);
+  process.stdout.write(run("node", ["otel.mjs"], project));
+  const installed = join(project, "node_modules", ...manifest.name.split("/"), "dist");
+  const naming = ["index.js", "spec.js", "testing.js", "cli.js"].filter((file) => readFileSync(join(installed, file), "utf8").includes("@opentelemetry/"));
+  if (naming.length > 0) throw new Error(`entries other than ./otel name @opentelemetry: ${naming.join(", ")}`);
 
   const esbuild = join(root, "node_modules", ".bin", "esbuild");
   writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);
