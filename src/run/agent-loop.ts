@@ -65,6 +65,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
   const options = (given && typeof given === "object" ? given : {}) as AgentLoopOptions;
   const config = (options.config && typeof options.config === "object" ? options.config : {}) as AgentLoopConfig;
   const now = options.now ?? Date.now;
+  const startedAt = now();
   const signal = options.signal;
   const mode: ToolDiscovery = config.toolDiscovery === "ondemand" || config.toolDiscovery === "proxy" ? config.toolDiscovery : "eager";
   const maxIterations = Math.max(1, Math.floor(positiveNumber(config.maxToolIterations) ?? 1));
@@ -201,7 +202,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
       preface,
       afterTurn,
       ledger: account.ledger,
-      metrics: { ...runMetrics(events, limit !== undefined ? { contextLength: limit } : {}), ...tools.counts, turnMetrics: account.turns },
+      metrics: { ...runMetrics(events, { startedAt, ...(limit !== undefined ? { contextLength: limit } : {}) }), ...tools.counts, turnMetrics: account.turns },
     };
 
     async function writeProxyShortlist(): Promise<void> {
