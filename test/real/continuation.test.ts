@@ -10,11 +10,14 @@ import { describeReal, startLlamaServer, type LlamaServer } from "../support/lla
 
 const SEEDS = Array.from({ length: 12 }, (_, index) => index + 1);
 
+/** A real server on a shared machine can be slow: each test gets this long. */
+const TEST_MS = 120_000;
+
 describeReal("continuation against llama-server", () => {
   let server: LlamaServer;
   beforeAll(async () => {
     server = await startLlamaServer();
-  });
+  }, TEST_MS);
   afterAll(async () => {
     await server?.stop();
   });
@@ -26,6 +29,8 @@ describeReal("continuation against llama-server", () => {
     const supports = runtime.capabilitiesFor(server.baseUrl);
     const carried: { first: Turn; fresh: string }[] = [];
     for (const seed of SEEDS) {
+      // Enough once a continuation has written new text and another has been read.
+      if (carried.length >= 2 && carried.some(({ fresh }) => fresh.trim() !== "")) break;
       const body: StreamBody = { model: server.model, messages: [{ role: "user", content: "Tell me about Paris." }], max_tokens: 4, seed };
       const first = await streamTurn(client, body, { fences: [] });
       if (first.finishReason !== "length" || first.content.trim() === "") continue;
@@ -53,7 +58,7 @@ describeReal("continuation against llama-server", () => {
     } finally {
       runtime.reset();
     }
-  });
+  }, TEST_MS);
 
   it("takes off the prefill the server streams back when the continuation fields are not sent", async () => {
     // The server does echo: the first content delta of a plain prefilled stream is the whole prefill.
@@ -75,5 +80,5 @@ describeReal("continuation against llama-server", () => {
     } finally {
       runtime.reset();
     }
-  });
+  }, TEST_MS);
 });

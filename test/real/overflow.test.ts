@@ -7,6 +7,9 @@ import { AgentLoopOverflow, failedRun } from "../../src/index.js";
 import { createRuntime } from "../../src/runtime.js";
 import { describeReal, startLlamaServer } from "../support/llama-server.js";
 
+/** A real server on a shared machine can be slow: each test gets this long. */
+const TEST_MS = 120_000;
+
 describeReal("an overflow from llama-server", () => {
   it("says the server's words once in the overflow's message", async () => {
     const server = await startLlamaServer({ contextSize: 512 });
@@ -26,5 +29,5 @@ describeReal("an overflow from llama-server", () => {
       runtime.reset();
       await server.stop();
     }
-  });
+  }, TEST_MS);
 });

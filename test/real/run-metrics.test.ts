@@ -6,6 +6,9 @@ import { expect, it } from "vitest";
 import { createRuntime } from "../../src/runtime.js";
 import { describeReal, startLlamaServer } from "../support/llama-server.js";
 
+/** A real server on a shared machine can be slow: each test gets this long. */
+const TEST_MS = 120_000;
+
 describeReal("a run's metrics against llama-server", () => {
   it("counts durationMs from the run's start, covering its first turn", async () => {
     const server = await startLlamaServer();
@@ -14,7 +17,7 @@ describeReal("a run's metrics against llama-server", () => {
       const before = Date.now();
       // ignore_eos holds the tiny model to the whole ceiling, so the turn takes a measurable while.
       const result = await runtime.runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: server.model, maxToolIterations: 1, maxTokens: 16, extraBody: { ignore_eos: true } },
+        config: { baseUrl: server.baseUrl, model: server.model, maxToolIterations: 1, maxTokens: 8, extraBody: { ignore_eos: true } },
         messages: [{ role: "user", content: "Tell me about Paris." }],
         dispatch: async () => "unused",
       });
@@ -27,5 +30,5 @@ describeReal("a run's metrics against llama-server", () => {
       runtime.reset();
       await server.stop();
     }
-  });
+  }, TEST_MS);
 });

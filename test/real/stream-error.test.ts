@@ -27,6 +27,9 @@ const TOOLS: ToolDefinition[] = [
 const MESSAGES = [{ role: "user" as const, content: "call the tool" }];
 const TOOL_CHOICE = { type: "function", function: { name: "lookup" } };
 
+/** A real server on a shared machine can be slow: each test gets this long. */
+const TEST_MS = 120_000;
+
 describeReal("a server error inside a 200 stream from llama-server", () => {
   let server: LlamaServer;
   /** A seed whose reply the server breaks off with an in-stream error after some output, and one it answers. */
@@ -66,7 +69,7 @@ describeReal("a server error inside a 200 stream from llama-server", () => {
     } finally {
       runtime.reset();
     }
-  }, 120_000);
+  }, 4 * TEST_MS);
   afterAll(async () => {
     await server?.stop();
   });
@@ -95,7 +98,7 @@ describeReal("a server error inside a 200 stream from llama-server", () => {
     } finally {
       runtime.reset();
     }
-  });
+  }, TEST_MS);
 
   it("ends the run with the server's error once the retries are spent, the transcript holding nothing of the broken reply", async () => {
     expect(seeds.fault, "no seed in 1..40 made the server break a reply off").toBeDefined();
@@ -116,5 +119,5 @@ describeReal("a server error inside a 200 stream from llama-server", () => {
     expect((error as Error).message).toMatch(/^Failed to update streamed response: /);
     expect(notices.filter((notice) => notice.includes("the reply shown so far is discarded"))).toHaveLength(1);
     expect(failedRun(error)?.messages).toEqual(MESSAGES);
-  });
+  }, TEST_MS);
 });

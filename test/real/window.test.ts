@@ -20,6 +20,9 @@ async function health(origin: string): Promise<number> {
   }
 }
 
+/** A real server on a shared machine can be slow: each test gets this long. */
+const TEST_MS = 120_000;
+
 describeReal("the served window against llama-server", () => {
   it("answers 2048 for -c 2048 with --api-key set, asking /props with the key and not latching its 401", async () => {
     const server = await startLlamaServer({ contextSize: 2048, args: ["--api-key", KEY] });
@@ -37,7 +40,7 @@ describeReal("the served window against llama-server", () => {
       runtime.reset();
       await server.stop();
     }
-  });
+  }, TEST_MS);
 
   it("answers 1024 for each of two slots of -c 2048", async () => {
     const server = await startLlamaServer({ contextSize: 2048, args: ["-np", "2"] });
@@ -49,7 +52,7 @@ describeReal("the served window against llama-server", () => {
       runtime.reset();
       await server.stop();
     }
-  });
+  }, TEST_MS);
 
   it("reads a server still loading the model as loading: the lookup answers 0 and remembers nothing, and a turn waits", async () => {
     // Two slots take the server a second or so to set up, answering 503 on every route meanwhile.
@@ -93,5 +96,5 @@ describeReal("the served window against llama-server", () => {
       }
     }
     expect(checked, "the server never stayed loading long enough to be asked").toBe(true);
-  });
+  }, TEST_MS);
 });
