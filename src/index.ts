@@ -71,7 +71,7 @@ export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, 
 export type { ListedModel, WindowLookupOptions } from "./wire/client.js";
 
 // stream
-export { streamTurn, StreamInterrupted, MalformedStreamEvent } from "./wire/stream.js";
+export { streamTurn, StreamInterrupted, MalformedStreamEvent, StreamErrorEvent } from "./wire/stream.js";
 export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions } from "./wire/stream.js";
 
 // capabilities

@@ -34,6 +34,7 @@ import { profileNamed, refusalWording, type Profile, type ProfileName, type Refu
 import { findRefusal } from "./testing/refusals.js";
 import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./testing/turns.js";
 import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./testing/http.js";
+import { CONTINUATION_CONFLICT, continuationConflict, echoInChunks, echoInCompletion, prefillEcho } from "./testing/prefill.js";
 import { isPlainRecord } from "./testing/guards.js";
 import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./testing/types.js";
 
@@ -216,6 +217,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       recorded.refused = found.kind;
       return answerRefusal(response, found.kind, { model: modelOf(body), ...found.detail });
     }
+    if (continuationConflict(family.name, body)) return sendJson(response, CONTINUATION_CONFLICT.status, CONTINUATION_CONFLICT.body);
     // Only a request the model actually reads moves the cache: a refused one never reaches a slot.
     const cached = options.prefixCache ? (previousChat ? counter.countCommonPrefix(previousChat, body) : 0) : undefined;
     if (cached !== undefined) recorded.cachedTokens = cached;
@@ -280,10 +282,13 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           }
           const chunks = scripted.turn ? buildTurnChunks(family, scripted.turn, { ...context, includeUsage: true }) : scripted.chunks;
           const completion = scripted.turn ? buildCompletion(family, scripted.turn, context) : foldChunks(chunks, context.model);
-          sendJson(response, 200, completion);
+          const echo = scripted.turn ? prefillEcho(family.name, body, false) : undefined;
+          sendJson(response, 200, echo !== undefined ? echoInCompletion(completion, echo) : completion);
           return;
         }
-        const chunks = scripted.turn ? buildTurnChunks(family, scripted.turn, context) : scripted.chunks;
+        const echo = scripted.turn ? prefillEcho(family.name, body, true) : undefined;
+        const built = scripted.turn ? buildTurnChunks(family, scripted.turn, context) : scripted.chunks;
+        const chunks = echo !== undefined ? echoInChunks(built, echo) : built;
         await stream(response, { ...scripted, chunks });
         return;
       }

@@ -11,6 +11,12 @@ import type { CacheBreakReason, RunEvent, RunOutcome, TurnMetrics } from "../sha
 export interface RunMetricsOptions {
   /** The model's window in tokens, to weigh the largest prompt against. */
   contextLength?: number;
+  /**
+   * When the run started, in the events' epoch milliseconds: `durationMs` counts from it rather
+   * than from the first event, which a run emits only once its first turn is answered.
+   * @default the first event's `at`
+   */
+  startedAt?: number;
 }
 
 /**
@@ -73,7 +79,7 @@ export interface RunMetrics {
   largestPrompt?: number;
   /** `largestPrompt` over the `contextLength` given. */
   largestPromptShare?: number;
-  /** Milliseconds from the first event to the last. */
+  /** Milliseconds from the run's start (`startedAt`, else the first event) to the last event. */
   durationMs?: number;
   /** Tools loaded by `load_tools`; filled in by the loop, which alone sees them. */
   toolsLoaded?: number;
@@ -258,6 +264,8 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
   if (metrics.largestPrompt !== undefined && isNumber(contextLength) && contextLength > 0) {
     metrics.largestPromptShare = metrics.largestPrompt / contextLength;
   }
-  if (first !== undefined && last !== undefined) metrics.durationMs = last - first;
+  const startedAt = options?.startedAt;
+  if (isNumber(startedAt) && (first === undefined || startedAt < first)) first = startedAt;
+  if (first !== undefined && last !== undefined) metrics.durationMs = Math.max(0, last - first);
   return metrics;
 }

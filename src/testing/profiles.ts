@@ -52,7 +52,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       object: "model",
       created,
       owned_by: "llamacpp",
-      meta: { vocab_type: 2, n_vocab: 151936, n_ctx_train: Math.max(window, 131072), n_embd: 4096, n_params: 8_000_000_000, size: 4_900_000_000 },
+      // meta.n_ctx is the window each slot serves (-c over -np), beside the trained n_ctx_train.
+      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: window, n_ctx_train: Math.max(window, 131072), n_embd: 4096, n_params: 8_000_000_000, size: 4_900_000_000 },
     }),
     props: (id, window) => ({
       default_generation_settings: { n_ctx: window, params: {} },

@@ -16,7 +16,7 @@ import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "..
 import { describeError } from "../text/error-body.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
-import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
+import { streamTurn, StreamErrorEvent, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
 import { messageChars, requestTokens } from "../text/tokens.js";
 import { notify } from "../text/safe-calls.js";
 import { nonNegativeNumber, positiveNumber } from "../text/guards.js";
@@ -114,7 +114,10 @@ function streamOptionsOf(options: RunTurnOptions): PassedToStream {
 }
 
 function shortMessage(error: unknown): string {
-  const text = describeError(error).message.replace(/\s+/g, " ").trim();
+  // The SDK's message is the server's words behind the status ("400 request … exceeds …"): said once.
+  const parts = describeError(error).message.split(" | ");
+  const once = parts.filter((part) => !parts.some((other) => other !== part && /^\d{3} /.test(other) && other.slice(4) === part));
+  const text = once.join(" | ").replace(/\s+/g, " ").trim();
   return text.length > 500 ? `${text.slice(0, 499)}…` : text;
 }
 
@@ -187,7 +190,9 @@ export async function runTurnIn(
           ...(contextLimit !== undefined ? { limit: contextLimit } : {}),
         });
       }
-      if (produced.value) throw error;
+      // A server fault sent inside the stream leaves the answer unusable, shown or not: re-sent like a lost connection.
+      const faulted = StreamErrorEvent.is(error) && error.serverFault;
+      if (produced.value && !faulted) throw error;
       if (loadingTimeoutMs > 0 && isModelLoading(error)) {
         const at = now();
         if (loadingSince === undefined) {
@@ -202,10 +207,11 @@ export async function runTurnIn(
         await sleep(Math.min(loadingPollMs, left), signal);
         continue;
       }
-      if (retries < maxRetries && isTransient(error)) {
+      if (retries < maxRetries && (faulted || isTransient(error))) {
         const delay = backoffMs(retries, error);
         retries += 1;
-        notify(options.onNotice, `The request failed (${shortMessage(error) || "no message"}); retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`);
+        const lost = produced.value ? "; the reply shown so far is discarded" : "";
+        notify(options.onNotice, `The request failed (${shortMessage(error) || "no message"})${lost}; retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`);
         await sleep(delay, signal);
         continue;
       }
@@ -228,7 +234,11 @@ export async function runTurnIn(
  *   `loadingTimeoutMs`, with one notice, without spending a retry.
  * - A transient failure (a dropped connection, a silent endpoint, a rate limit, including the
  *   429 that borrows overflow's words) is retried up to `maxRetries` times with backoff, and only
- *   while nothing was produced: once the model has started answering nothing is re-sent.
+ *   while nothing was produced: once the model has started answering nothing is re-sent. The
+ *   exception is a server fault sent inside the stream (a {@link StreamErrorEvent} with a 5xx
+ *   code), which leaves the answer unusable however much of it was shown: it is re-sent within
+ *   the same budget, the notice saying the reply shown so far is discarded, and thrown once the
+ *   budget is spent.
  * - An endpoint's overflow refusal, in any family's words or inside a 200 stream, throws
  *   ContextOverflow with the endpoint's words and the original error as `cause`.
  *

@@ -239,10 +239,12 @@ export function servedWindowIn(state: RuntimeState, endpoint: Endpoint & { model
  * (`default_generation_settings.n_ctx`), then LM Studio's `/api/v0/models`
  * (`loaded_context_length`).
  *
- * Both routes sit at the server's origin (the base URL less `/v1`). Undefined where neither gave
- * a number. A route the server lacks (404, 405 or 501) is not asked again for the life of the
- * runtime; `/api/v0/models` is also left alone for `listingMissMs` after any other failure.
- * Bounded and abortable as {@link listModels} is.
+ * Both routes sit at the server's origin (the base URL less `/v1`) and are asked with the
+ * endpoint's key. Undefined where neither gave a number. A route the server lacks (404, 405 or
+ * 501) is not asked again for the life of the runtime; `/api/v0/models` is also left alone for
+ * `listingMissMs` after any other failure, except a 401 or 403 (not open to this key) and the
+ * 503 of a server still loading the model, which are asked again next time. Bounded and
+ * abortable as {@link listModels} is.
  */
 export function servedWindow(endpoint: Endpoint & { model: string }, options: WindowLookupOptions = {}): Promise<number | undefined> {
   return servedWindowIn(defaultState, endpoint, options);
@@ -279,11 +281,13 @@ export async function contextLimitForIn(
  *
  * The operator's `contextLength` wins outright, with no request made. Otherwise the model's
  * `/v1/models` entry is read: a window at its top level (`context_length`,
- * `max_context_window`, `max_model_len`, `context_window` or `n_ctx`) is trusted and nothing
- * else is asked. Otherwise the server's own API is asked ({@link servedWindow}), and llama.cpp's
- * trained window (`meta.n_ctx_train`) is used only when that gives no number. A llama.cpp entry
- * listed with `meta: null` is still loading: the answer is zero and nothing is remembered. A
- * window found is kept for the life of the runtime.
+ * `max_context_window`, `max_model_len`, `context_window` or `n_ctx`), or llama.cpp's
+ * `meta.n_ctx` (the window each slot serves: `-c` over `-np`), is trusted and nothing else is
+ * asked. Otherwise the server's own API is asked with the endpoint's key ({@link servedWindow}),
+ * and llama.cpp's trained window (`meta.n_ctx_train`) is used only when that gives no number. A
+ * llama.cpp entry listed with `meta: null`, or a listing answered with the 503 of a server still
+ * loading the model, is unknown for now: the answer is zero and nothing is remembered. A window
+ * found is kept for the life of the runtime.
  *
  * The lookup is bounded at ten seconds, or the endpoint's request timeout where shorter; past it,
  * or for a server that cannot be reached, the answer is zero. An aborted `signal` rejects with

@@ -4,17 +4,21 @@
  * so far as a trailing assistant message (a prefill).
  *
  * llama.cpp renders such a message as the start of the reply, so the model resumes from its last
- * token and the prompt cache keeps the prompt and most of the answer. A server that ignores the
- * message answers afresh, and one that refuses it says so with a 400 or 422; either way the
- * model's `assistantPrefill` latch goes false and the cut-off answer is kept.
+ * token and the prompt cache keeps the prompt and most of the answer; vLLM does so given
+ * `continue_final_message: true` and `add_generation_prompt: false`, which are sent until the
+ * model refuses them. A reply that repeats the answer so far before the new text (llama.cpp
+ * streams the prefill back) has the repeat taken off. A server that ignores the message and
+ * answers afresh, or refuses it with a 400 or 422, has the model's `assistantPrefill` latch
+ * turned false, and the cut-off answer is kept.
  */
 
 import type OpenAI from "openai";
 import type { Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
-import { modelCapabilitiesOf, type EndpointCapabilities } from "./capabilities.js";
+import { modelCapabilitiesOf, negotiate, NegotiationError, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
+import { EchoSieve, stripEcho } from "./continuation-echo.js";
 import { describeError } from "../text/error-body.js";
 import { isOverflow } from "../text/retry.js";
-import { streamTurn, type Produced, type StreamBody, type StreamTurnOptions } from "./stream.js";
+import { streamTurn, type StreamBody, type StreamTurnOptions } from "./stream.js";
 import { notify } from "../text/safe-calls.js";
 
 /** Options for {@link continueTurn}. */
@@ -27,9 +31,6 @@ export interface ContinueTurnOptions
   /** Told a sentence when a continuation fails, is refused, or the model turns out not to continue. */
   onNotice?: (message: string) => void;
 }
-
-/** How much of the answer so far a continuation must repeat, at its start, to count as starting over. */
-const RESTART_PROBE = 64;
 
 /**
  * Says whether a turn is one continueTurn would carry on: cut off at the ceiling with some answer
@@ -102,20 +103,45 @@ class StartedOver extends Error {
 }
 
 /**
+ * The request fields that ask a server to carry the trailing assistant message on rather than
+ * answer after it (vLLM and llama.cpp read them); sent together or not at all, since llama.cpp
+ * refuses `continue_final_message` beside its default `add_generation_prompt: true`.
+ * @internal
+ */
+export const CONTINUATION_FIELDS: readonly string[] = Object.freeze(["continue_final_message", "add_generation_prompt"]);
+
+/** The continuation request: the body, the answer so far on the end, and the two fields where the model takes them. */
+function continuationBody(body: StreamBody, soFar: string, model: ModelCapabilities | undefined): StreamBody {
+  const sent: StreamBody = { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] };
+  const dropped = model?.droppedFields ?? [];
+  for (const field of CONTINUATION_FIELDS) delete sent[field];
+  if (!CONTINUATION_FIELDS.some((field) => dropped.includes(field))) {
+    sent.continue_final_message = true;
+    sent.add_generation_prompt = false;
+  }
+  for (const field of dropped) if (field !== "model" && field !== "messages") delete sent[field];
+  return sent;
+}
+
+/**
  * Carries on a turn the token ceiling cut off, and returns the pieces joined as one turn.
  *
  * Only an answer begun and cut off is continued: finishReason "length", some content, no tool
  * calls (their truncated arguments are reported where they are parsed). A turn cut off inside its
  * scratchpad has empty content and is returned as it is, and so is every turn of a model whose
  * `assistantPrefill` is latched false. Each continuation sends `body` again with the answer so
- * far as a trailing assistant message, up to `maxContinuations` times while the answer keeps
+ * far as a trailing assistant message, and `continue_final_message: true` with
+ * `add_generation_prompt: false` until the model refuses either (then neither, latched through
+ * negotiate like any droppable field), up to `maxContinuations` times while the answer keeps
  * being cut off.
  *
- * A 400 or 422 for the continuation (other than an overflow), or a continuation that begins the
- * answer over word for word, latches `assistantPrefill` false for the model; the output of such a
- * restart is held back from `onOutput` and the request is stopped as soon as it is recognised.
- * On those and on any other failure short of an aborted signal, the answer so far is returned
- * with a notice; an aborted signal rejects with its reason.
+ * A reply that begins by repeating the whole answer so far (llama.cpp streams the prefill back
+ * before the new text) has the repeat taken off and is joined as new text. A 400 or 422 for the
+ * continuation (other than an overflow), or a reply that repeats the answer's opening and then
+ * starts it over, latches `assistantPrefill` false for the model; the output of such a restart
+ * is held back from `onOutput` and the request is stopped as soon as it is recognised. On those
+ * and on any other failure short of an aborted signal, the answer so far is returned with a
+ * notice; an aborted signal rejects with its reason.
  *
  * @param client - The OpenAI client, usually from getClient.
  * @param supports - The endpoint's record, from capabilitiesFor.
@@ -141,11 +167,8 @@ export async function continueTurn(
   let current = turn;
   for (let spent = 0; spent < cap && isContinuable(current) && record.assistantPrefill; spent += 1) {
     const soFar = current.content;
-    const probe = soFar.trimStart().slice(0, RESTART_PROBE);
     const controller = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-    let held = "";
-    let deciding = probe.length > 0;
     const onOutput = options.onOutput;
     const release = (text: string): void => {
       if (!onOutput || text === "") return;
@@ -155,34 +178,44 @@ export async function continueTurn(
         // The caller's sink failing is not the continuation failing.
       }
     };
-    const produced: Produced = { value: false };
+    let sieve = new EchoSieve(soFar);
+    let released = "";
+    let sent: StreamBody | undefined;
     let piece: Turn;
     try {
-      piece = await streamTurn(client, { ...body, messages: [...body.messages, { role: "assistant", content: soFar }] }, {
-        produced,
-        signal,
-        ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
-        ...(options.firstChunkMs !== undefined ? { firstChunkMs: options.firstChunkMs } : {}),
-        ...(options.onThinking ? { onThinking: options.onThinking } : {}),
-        ...(options.fences ? { fences: options.fences } : {}),
-        ...(options.now ? { now: options.now } : {}),
-        onOutput: (text) => {
-          if (!deciding) return release(text);
-          held += text;
-          const start = held.trimStart();
-          if (start.length >= probe.length) {
-            if (start.startsWith(probe)) {
-              controller.abort(new StartedOver("the continuation started the answer over"));
-              return;
-            }
-            deciding = false;
-            release(held);
-          } else if (!probe.startsWith(start)) {
-            deciding = false;
-            release(held);
-          }
+      piece = await negotiate(
+        supports,
+        (_current, produced, model) => {
+          // Each attempt reads its reply afresh: a refused one showed nothing.
+          sieve = new EchoSieve(soFar);
+          released = "";
+          sent = continuationBody(body, soFar, model);
+          return streamTurn(client, sent, {
+            produced,
+            signal,
+            ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+            ...(options.firstChunkMs !== undefined ? { firstChunkMs: options.firstChunkMs } : {}),
+            ...(options.onThinking ? { onThinking: options.onThinking } : {}),
+            ...(options.fences ? { fences: options.fences } : {}),
+            ...(options.now ? { now: options.now } : {}),
+            onOutput: (text) => {
+              const fresh = sieve.push(text);
+              if (sieve.verdict === "restarted") {
+                controller.abort(new StartedOver("the continuation started the answer over"));
+                return;
+              }
+              released += fresh;
+              release(fresh);
+            },
+          });
         },
-      });
+        {
+          ...(name !== "" ? { model: name } : {}),
+          droppable: CONTINUATION_FIELDS,
+          sentBody: () => sent,
+          ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+        },
+      );
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (controller.signal.aborted && controller.signal.reason instanceof StartedOver) {
@@ -191,7 +224,7 @@ export async function continueTurn(
         return current;
       }
       const status = describeError(error).status;
-      if ((status === 400 || status === 422) && !isOverflow(error)) {
+      if ((status === 400 || status === 422) && !isOverflow(error) && !NegotiationError.is(error)) {
         record.assistantPrefill = false;
         notify(options.onNotice, `Model ${name} refused to continue a cut-off answer (${status}); the answer so far is kept, and no continuation is tried for this model again.`);
       } else {
@@ -199,14 +232,17 @@ export async function continueTurn(
       }
       return current;
     }
-    if (deciding) {
-      // The whole continuation was shorter than the probe: a restart only if it repeats all of it.
-      if (probe.length > 0 && held.trimStart() !== "" && held.trimStart().startsWith(probe)) {
-        record.assistantPrefill = false;
-        notify(options.onNotice, `Model ${name} started the answer over instead of continuing it; the answer so far is kept.`);
-        return current;
-      }
-      release(held);
+    const rest = sieve.end();
+    if (sieve.verdict === "restarted") {
+      record.assistantPrefill = false;
+      notify(options.onNotice, `Model ${name} started the answer over instead of continuing it; the answer so far is kept.`);
+      return current;
+    }
+    released += rest;
+    release(rest);
+    if (sieve.echoed) {
+      const stripped = stripEcho(piece.content, soFar);
+      piece = { ...piece, content: stripped !== piece.content ? stripped : released };
     }
     current = joinTurns(current, piece);
   }

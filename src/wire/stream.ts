@@ -19,7 +19,7 @@ import type { Fence } from "../text/thinking.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
-export { MalformedStreamEvent, readTimings, readUsage } from "./turn-reader.js";
+export { MalformedStreamEvent, readTimings, readUsage, StreamErrorEvent } from "./turn-reader.js";
 export type { MalformedStreamEventOptions, Produced, StreamTurnOptions } from "./turn-reader.js";
 
 /** The longest delay a Node timer takes; anything longer fires at once. */
@@ -156,8 +156,9 @@ class Watchdog {
  * With `idleMs` or `firstChunkMs` set, silence rejects with {@link EndpointSilent} and the SDK's
  * own request timer is switched off for the call. A stream that ends without `[DONE]` completes
  * with what arrived; a dropped connection rejects with {@link StreamInterrupted}; a data line
- * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with the
- * SDK's APIError carrying the server's message and body; an aborted `signal` with its reason.
+ * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with
+ * {@link StreamErrorEvent}, the SDK's APIError carrying the server's message and body; an
+ * aborted `signal` with its reason.
  * Whatever the outcome, the timers are cleared and the connection is released.
  *
  * @param client - The OpenAI client to send with, usually from `getClient`.

@@ -165,17 +165,17 @@ export class TurnReader {
     try {
       chunk = JSON.parse(text);
     } catch (error) {
-      if (event === "error") throw streamError(text, this.#headers);
+      if (event === "error") throw this.#streamError(text);
       // An event may spread its JSON over several data lines; wait for the rest before judging.
       if (text.length > 1_000_000) throw new MalformedStreamEvent({ line: text, cause: error });
       this.#pending = text;
       return;
     }
     this.#pending = "";
+    if (event === "error") throw this.#streamError(isRecord(chunk) && chunk.error !== undefined ? chunk.error : chunk);
+    // Counted once read, so an error event is not among the events read before it.
+    if (isRecord(chunk)) this.chunk(chunk);
     this.events++;
-    if (event === "error") throw streamError(isRecord(chunk) && chunk.error !== undefined ? chunk.error : chunk, this.#headers);
-    if (!isRecord(chunk)) return;
-    this.chunk(chunk);
   };
 
   /** A blank line ends an event: a data line still waiting for its continuation is malformed. */
@@ -189,7 +189,7 @@ export class TurnReader {
 
   chunk(chunk: Json): void {
     if (chunk.error !== undefined && chunk.error !== null && chunk.choices === undefined) {
-      throw streamError(chunk.error, this.#headers);
+      throw this.#streamError(chunk.error);
     }
     const choices = chunk.choices;
     if (Array.isArray(choices)) {
@@ -205,6 +205,12 @@ export class TurnReader {
     }
     if (isRecord(chunk.usage)) this.usage = chunk.usage;
     if (isRecord(chunk.timings)) this.timings = chunk.timings;
+  }
+
+  /** The error a stream reported inside a 200, as the SDK would have raised it, with what came before. */
+  #streamError(error: unknown): StreamErrorEvent {
+    const body = isRecord(error) ? error : { message: String(error) };
+    return new StreamErrorEvent(body, { produced: this.produced, events: this.events, ...(this.#headers ? { headers: this.#headers } : {}) });
   }
 
   #carried(): void {
@@ -317,9 +323,36 @@ export class TurnReader {
   }
 }
 
-/** The error a stream reported inside a 200, as the SDK would have raised it. */
-function streamError(error: unknown, headers: Headers | undefined): APIError {
-  return new APIError(undefined, isRecord(error) ? error : { message: String(error) }, undefined, headers ?? new Headers());
+/**
+ * An error the server sent inside a 200 stream, in place of the rest of the reply.
+ *
+ * It is the SDK's APIError, carrying the server's words, code and type as a refused request
+ * would, so every classifier reads it the same way (an overflow found after the headers arrives
+ * like this), plus what the stream had shown before it. llama.cpp sends one with code 500 when
+ * the model's output stops matching the format its parser expects part-way through a reply
+ * ("Failed to update streamed response: …"); {@link StreamErrorEvent.serverFault} says so.
+ */
+export class StreamErrorEvent extends APIError {
+  override readonly name = "StreamErrorEvent";
+  /** Whether the stream had carried text, reasoning or a piece of a tool call before the error. */
+  readonly produced: boolean;
+  /** How many stream events had been read before the error. */
+  readonly events: number;
+  /** True where the server blames itself: a 5xx code or a `server_error` type in the event. */
+  readonly serverFault: boolean;
+
+  constructor(error: Record<string, unknown>, options: { produced: boolean; events: number; headers?: Headers }) {
+    super(undefined, error, undefined, options.headers ?? new Headers());
+    this.produced = options.produced;
+    this.events = options.events;
+    const code = typeof error.code === "number" ? error.code : Number.NaN;
+    this.serverFault = (code >= 500 && code < 600) || error.type === "server_error";
+  }
+
+  /** Tells a StreamErrorEvent from anything else without relying on instanceof. */
+  static is(value: unknown): value is StreamErrorEvent {
+    return value instanceof StreamErrorEvent || (value instanceof Error && value.name === "StreamErrorEvent");
+  }
 }
 
 /** Options of {@link streamTurn}. */

@@ -11,6 +11,7 @@
 import type OpenAI from "openai";
 import { defineSlot } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
+import { isModelLoading } from "../text/retry.js";
 
 /** How long a window lookup may take at most, across the listing and the native routes. */
 const LOOKUP_BOUND_MS = 10_000;
@@ -20,6 +21,9 @@ const LISTING_WINDOW_KEYS = ["context_length", "max_context_window", "max_model_
 
 /** Statuses that say a route does not exist on this server at all. */
 const ROUTE_MISSING: ReadonlySet<number> = new Set([404, 405, 501]);
+
+/** Statuses that say a route is there but not open to this key: asked elsewhere, and again next time. */
+const NOT_OPEN: ReadonlySet<number> = new Set([401, 403]);
 
 /** What a runtime has learned about windows: the windows found, and routes a server lacks. */
 export interface WindowCache {
@@ -160,7 +164,13 @@ function commit(cache: WindowCache, origin: string, learned: Learned): void {
   if (learned.lmstudioMissUntil !== undefined) cache.lmstudioMissUntil.set(origin, learned.lmstudioMissUntil);
 }
 
-/** llama.cpp's `/props`, then LM Studio's `/api/v0/models`; undefined where neither says. */
+/**
+ * llama.cpp's `/props`, then LM Studio's `/api/v0/models`; undefined where neither says.
+ *
+ * Both are asked with the endpoint's key. A route that answers 401 or 403 is not open to that
+ * key and one that says the model is loading has nothing to say yet: neither is remembered as a
+ * miss, and a loading server is not asked further.
+ */
 export async function readServedWindow(
   lookup: Lookup,
   cache: WindowCache,
@@ -179,6 +189,8 @@ export async function readServedWindow(
       if (found === undefined && isPlainRecord(body) && body.error !== undefined && settings === undefined) learned.propsMissing = true;
     } catch (error) {
       if (error instanceof LookupStopped) throw error;
+      // A server still loading answers every route so: nothing is known yet, and nothing is learned.
+      if (isModelLoading(error)) return undefined;
       const status = statusOf(error);
       if (status !== undefined && ROUTE_MISSING.has(status)) learned.propsMissing = true;
     }
@@ -197,8 +209,10 @@ export async function readServedWindow(
     } catch (error) {
       if (error instanceof LookupStopped) throw error;
       const status = statusOf(error);
-      learned.lmstudioMissUntil =
-        status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
+      if (!isModelLoading(error) && !(status !== undefined && NOT_OPEN.has(status))) {
+        learned.lmstudioMissUntil =
+          status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
+      }
     }
   }
   lookup.check();
@@ -207,8 +221,9 @@ export async function readServedWindow(
 }
 
 /**
- * Reads a model's window from the listing, then the server's own routes, then the trained
- * window; keeps a window found under `key`, and answers zero where nothing says.
+ * Reads a model's window from the listing (a top-level window, then llama.cpp's `meta.n_ctx`),
+ * then the server's own routes, then the trained window; keeps a window found under `key`, and
+ * answers zero where nothing says or the server is still loading the model.
  */
 export async function readContextLimit(
   lookup: Lookup,
@@ -230,13 +245,20 @@ export async function readContextLimit(
       }
       // llama.cpp lists the model with meta: null while it loads: unknown for now.
       if (entry.meta === null) return 0;
-      trained = windowNumber(isPlainRecord(entry.meta) ? entry.meta.n_ctx_train : undefined);
+      const meta = isPlainRecord(entry.meta) ? entry.meta : undefined;
+      // llama.cpp's meta.n_ctx is the window each slot serves (-c over -np), n_ctx_train the trained one.
+      const served = windowNumber(meta?.n_ctx);
+      if (served !== undefined) {
+        cache.windows.set(key, served);
+        return served;
+      }
+      trained = windowNumber(meta?.n_ctx_train);
     }
   } catch (error) {
     if (error instanceof LookupStopped) throw error;
-    // A server that cannot be reached has no window to give; one that refused the listing
-    // may still answer on its own routes.
-    if (statusOf(error) === undefined) return 0;
+    // A server that cannot be reached has no window to give, nor one still loading the model;
+    // one that refused the listing may still answer on its own routes.
+    if (statusOf(error) === undefined || isModelLoading(error)) return 0;
   }
   const served = await readServedWindow(lookup, cache, model, options);
   if (served !== undefined) {

@@ -1713,3 +1713,53 @@ describe("the run's metrics", () => {
     });
   });
 });
+
+describe("runAgentLoop: a server fault inside the stream", () => {
+  const PEG_FAULT = "Failed to update streamed response: The model produced output that does not match the expected peg-native format";
+  const faultAfter = (text: string): Scripted => ({
+    kind: "stream",
+    chunks: [
+      { id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] },
+      { error: { code: 500, message: PEG_FAULT, type: "server_error" } },
+    ],
+    done: false,
+  });
+
+  it("re-sends the step after a tool call's reply broke off, the transcript holding only the answered reply", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(calls(["read", { path: "a" }]), faultAfter("I will"), answer("All tidy."));
+      const notices: string[] = [];
+      const result = await run({ config: { ...config, maxRetries: 1 }, tools: [tool("read")], sleep: async () => undefined, onNotice: (text) => notices.push(text) });
+      expect(result.turn.content).toBe("All tidy.");
+      expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+      expect(result.messages.some((message) => typeof message.content === "string" && message.content.includes("I will"))).toBe(false);
+      expect(validateTranscript(result.messages)).toEqual([]);
+      expect(notices.filter((text) => text.includes("the reply shown so far is discarded"))).toHaveLength(1);
+    });
+  });
+
+  it("ends with the server's error once the retries are spent, the transcript as valid as before the step", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
+      server.script(calls(["read", { path: "a" }]), faultAfter("I will"), faultAfter("I shall"));
+      const error = await run({ config: { ...config, maxRetries: 1 }, tools: [tool("read")], sleep: async () => undefined }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect((error as Error).message).toBe(PEG_FAULT);
+      const messages = failedRun(error)?.messages ?? [];
+      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
+      expect(validateTranscript(messages)).toEqual([]);
+      expect(server.chatBodies()).toHaveLength(3);
+    });
+  });
+});
+
+describe("runAgentLoop: metrics", () => {
+  it("counts durationMs from the run's start, not from its first event", async () => {
+    await withLoop({}, async ({ server, run }) => {
+      server.script(answer("Done."));
+      // The run starts at 0; every event after is stamped 5,000, as a first turn taking five seconds would.
+      let calls = 0;
+      const result = await run({ now: () => (calls++ === 0 ? 0 : 5_000) });
+      expect(result.metrics.durationMs).toBe(5_000);
+    });
+  });
+});

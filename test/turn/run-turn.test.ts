@@ -9,7 +9,8 @@ import { buildBody } from "../../src/wire/request-body.js";
 import { ContextOverflow } from "../../src/text/retry.js";
 import { bodyChars, runTurnIn, type RunTurnOptions } from "../../src/turn/run-turn.js";
 import { requestTokens } from "../../src/text/tokens.js";
-import { PROFILE_NAMES, refusal, startEndpoint, turn, type EndpointOptions, type EndpointServer } from "../support/endpoint.js";
+import { StreamErrorEvent } from "../../src/wire/stream.js";
+import { PROFILE_NAMES, refusal, startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../support/endpoint.js";
 
 interface Context {
   server: EndpointServer;
@@ -57,6 +58,15 @@ function run(context: Context, config: ModelParams, options: RunTurnOptions = {}
 }
 
 const M = "gpt-x";
+
+/** llama.cpp's words for a reply whose output stopped matching its parser part-way through. */
+const PEG_FAULT = "Failed to update streamed response: The model produced output that does not match the expected peg-native format";
+
+/** A stream that shows some text, then carries a server error in place of the rest, as llama.cpp sends it. */
+function faultAfter(text: string, error: Record<string, unknown> = { code: 500, message: PEG_FAULT, type: "server_error" }): Scripted {
+  const piece = (delta: Record<string, unknown>) => ({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }] });
+  return { kind: "stream", chunks: [piece({ role: "assistant", content: null }), piece({ content: text }), { error }], done: false };
+}
 const long = (chars: number): Message[] => [{ role: "user", content: "word ".repeat(Math.ceil(chars / 5)) }];
 
 describe("runTurn: the guard", () => {
@@ -114,6 +124,16 @@ describe("runTurn: the endpoint's overflow", () => {
       });
     });
   }
+
+  it("says the endpoint's words once in the overflow's message", async () => {
+    await withEndpoint({ profile: "llama.cpp", contextWindow: 64, refuse: { contextOverflow: true } }, async (context) => {
+      const error = (await run(context, { model: M }, {}, long(2000)).catch((caught: unknown) => caught)) as ContextOverflow;
+      const words = "exceeds the available context size (64 tokens), try increasing it";
+      expect(error.message.split(words)).toHaveLength(2);
+      expect(error.endpointMessage?.split(words)).toHaveLength(2);
+      expect(error.message).toMatch(/^The endpoint refused the request as too long for the context window: 400 request \(\d+ tokens\) exceeds/);
+    });
+  });
 
   it("maps an overflow sent inside a 200 stream", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
@@ -196,6 +216,38 @@ describe("runTurn: retries", () => {
       );
       const error = await run(context, { model: M }, { maxRetries: 3 }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(Error);
+      expect(context.server.chatBodies()).toHaveLength(1);
+    });
+  });
+
+  it("re-sends a reply the server faulted part-way through, saying the reply shown so far is discarded", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      context.server.script(faultAfter("Par"), turn({ content: "Paris" }));
+      const shown: string[] = [];
+      const answered = await run(context, { model: M }, { maxRetries: 2, onOutput: (text) => shown.push(text) });
+      expect(answered.content).toBe("Paris");
+      expect(shown.join("")).toBe("ParParis");
+      expect(context.server.chatBodies()).toHaveLength(2);
+      expect(context.notices).toEqual([`The request failed (${PEG_FAULT}); the reply shown so far is discarded; retry 1 of 2 in 1 s.`]);
+    });
+  });
+
+  it("throws the server's fault once the retries are spent", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      context.server.script(faultAfter("Par"), faultAfter("Lon"));
+      const error = await run(context, { model: M }, { maxRetries: 1 }).catch((caught: unknown) => caught);
+      expect(StreamErrorEvent.is(error)).toBe(true);
+      expect(error).toMatchObject({ produced: true, serverFault: true, message: PEG_FAULT });
+      expect(context.server.chatBodies()).toHaveLength(2);
+      expect(context.sleeps).toEqual([1000]);
+    });
+  });
+
+  it("still re-sends nothing after output for an error in the stream the server does not blame on itself", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      context.server.script(faultAfter("Par", { code: 400, message: "the tool call did not parse", type: "invalid_request_error" }), turn({ content: "Paris" }));
+      const error = await run(context, { model: M }, { maxRetries: 2 }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ name: "StreamErrorEvent", serverFault: false });
       expect(context.server.chatBodies()).toHaveLength(1);
     });
   });

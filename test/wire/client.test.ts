@@ -191,6 +191,9 @@ describe("resolveApiKey", () => {
   });
 });
 
+/** A llama.cpp listing entry from before the listing carried the served window: only the trained one. */
+const OLDER_LLAMA = { id: "loopback-model", meta: { n_ctx_train: 4_096 } };
+
 describe("contextLimitFor", () => {
   it("answers the operator's number outright, asking nothing", async () => {
     const server = await serve({ profile: "vllm" });
@@ -210,14 +213,59 @@ describe("contextLimitFor", () => {
     expect(asked(server)).toEqual(["/v1/models"]);
   });
 
-  it("reads llama.cpp's served n_ctx from /props, not the trained window in the listing", async () => {
+  it("reads llama.cpp's served window from the listing's meta.n_ctx ahead of the trained one, asking nothing else", async () => {
     const server = await serve({ profile: "llama.cpp", contextWindow: 16_384 });
+    const state = fresh();
+    const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
+    expect(await contextLimitForIn(state, endpoint)).toBe(16_384);
+    expect(asked(server)).toEqual(["/v1/models"]);
+    expect(await contextLimitForIn(state, endpoint)).toBe(16_384);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("reads llama.cpp's served n_ctx from /props where the listing carries only the trained window", async () => {
+    const server = await serve({ profile: "llama.cpp", contextWindow: 16_384, models: [OLDER_LLAMA] });
     const state = fresh();
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
     expect(await contextLimitForIn(state, endpoint)).toBe(16_384);
     expect(asked(server)).toEqual(["/v1/models", "/props"]);
     expect(await contextLimitForIn(state, endpoint)).toBe(16_384);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("sends the endpoint's key to /props, and asks elsewhere without remembering a miss when it answers 401 or 403", async () => {
+    for (const status of [401, 403]) {
+      const unauthorised = { kind: "error" as const, status, body: { error: { code: status, message: "Invalid API Key", type: "authentication_error" } } };
+      const server = await serve({ profile: "llama.cpp", models: [OLDER_LLAMA], routes: { "GET /props": unauthorised, "GET /api/v0/models": unauthorised } });
+      const state = fresh();
+      const endpoint = { baseUrl: server.baseUrl, apiKey: "secret", model: "loopback-model" };
+      expect(await contextLimitForIn(state, endpoint)).toBe(4_096);
+      const props = server.requests.find((request) => request.path === "/props");
+      expect(props?.headers.authorization).toBe("Bearer secret");
+      expect(await contextLimitForIn(state, endpoint)).toBe(4_096);
+      expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/v1/models", "/props", "/api/v0/models"]);
+    }
+  });
+
+  it("answers 0 while every route says the model is loading, remembering nothing", async () => {
+    let loading = true;
+    const loadingBody = { kind: "error" as const, status: 503, body: { error: { code: 503, message: "Loading model", type: "unavailable_error" } } };
+    const server = await serve({
+      profile: "llama.cpp",
+      contextWindow: 8_192,
+      routes: Object.fromEntries(["GET /v1/models", "GET /props", "GET /api/v0/models"].map((route) => [route, () => (loading ? loadingBody : { kind: "json" as const, body: route === "GET /v1/models" ? { object: "list", data: [{ id: "loopback-model", meta: { n_ctx: 8_192, n_ctx_train: 131_072 } }] } : {} })])),
+    });
+    const state = fresh();
+    const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
+    expect(await contextLimitForIn(state, endpoint)).toBe(0);
+    expect(asked(server)).toEqual(["/v1/models"]);
+    expect(await servedWindowIn(state, endpoint)).toBeUndefined();
+    expect(asked(server).slice(1)).toEqual(["/props"]);
+    loading = false;
+    expect(await contextLimitForIn(state, endpoint)).toBe(8_192);
+    expect(await servedWindowIn(state, endpoint)).toBeUndefined();
+    // Neither route was latched a miss while the server was loading.
+    expect(asked(server).slice(2)).toEqual(["/v1/models", "/props", "/api/v0/models"]);
   });
 
   it("reads LM Studio's loaded_context_length", async () => {
@@ -244,13 +292,25 @@ describe("contextLimitFor", () => {
     const server = await serve({
       profile: "llama.cpp",
       models: [{ id: "big", meta: { n_ctx_train: 262_144 } }],
+      routes: { "GET /props": { kind: "error", status: 500, body: { error: { code: 500, message: "internal", type: "server_error" } } } },
+    });
+    const state = fresh();
+    expect(await contextLimitForIn(state, { baseUrl: server.baseUrl, model: "big" })).toBe(262_144);
+    // /props failed, not missing: it is asked again; /api/v0/models 404 is dropped.
+    expect(await contextLimitForIn(state, { baseUrl: server.baseUrl, model: "big" })).toBe(262_144);
+    expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/v1/models", "/props"]);
+  });
+
+  it("falls back to the trained window, asking no further, when /props says the model is loading", async () => {
+    const server = await serve({
+      profile: "llama.cpp",
+      models: [{ id: "big", meta: { n_ctx_train: 262_144 } }],
       routes: { "GET /props": { kind: "error", status: 503, body: { error: { code: 503, message: "Loading model", type: "unavailable_error" } } } },
     });
     const state = fresh();
     expect(await contextLimitForIn(state, { baseUrl: server.baseUrl, model: "big" })).toBe(262_144);
-    // /props was unavailable, not missing: it is asked again; /api/v0/models 404 is dropped.
     expect(await contextLimitForIn(state, { baseUrl: server.baseUrl, model: "big" })).toBe(262_144);
-    expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/v1/models", "/props"]);
+    expect(asked(server)).toEqual(["/v1/models", "/props", "/v1/models", "/props"]);
   });
 
   it("reads a llama.cpp listing with meta: null as unknown, latching nothing", async () => {
@@ -361,7 +421,7 @@ describe("contextLimitFor", () => {
   });
 
   it("gives up at the endpoint's request timeout where that is shorter than ten seconds", async () => {
-    const server = await serve({ profile: "llama.cpp", routes: { "GET /props": { kind: "stall", beforeHeaders: true } } });
+    const server = await serve({ profile: "llama.cpp", models: [OLDER_LLAMA], routes: { "GET /props": { kind: "stall", beforeHeaders: true } } });
     const state = fresh();
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model", requestTimeoutSeconds: 0.3 };
     const started = performance.now();
@@ -374,7 +434,7 @@ describe("contextLimitFor", () => {
   });
 
   it("gives up at ten seconds where the endpoint's request timeout is longer or absent", async () => {
-    const server = await serve({ profile: "llama.cpp", routes: { "GET /props": { kind: "stall", beforeHeaders: true } } });
+    const server = await serve({ profile: "llama.cpp", models: [OLDER_LLAMA], routes: { "GET /props": { kind: "stall", beforeHeaders: true } } });
     for (const requestTimeoutSeconds of [30, undefined]) {
       const state = fresh();
       const endpoint = { baseUrl: server.baseUrl, model: "loopback-model", ...(requestTimeoutSeconds ? { requestTimeoutSeconds } : {}) };

@@ -1,9 +1,11 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type OpenAI from "openai";
-import { capabilitiesForIn, type EndpointCapabilities } from "../../src/wire/capabilities.js";
+import { capabilitiesForIn, modelCapabilitiesOf, type EndpointCapabilities } from "../../src/wire/capabilities.js";
 import { getClientIn } from "../../src/wire/client.js";
 import type { Message, Turn } from "../../src/shapes/config.js";
 import { continueTurn, isContinuable, joinTurns } from "../../src/wire/continuation.js";
+import { EchoSieve, RESTART_PROBE, stripEcho } from "../../src/wire/continuation-echo.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { streamTurn, type StreamBody } from "../../src/wire/stream.js";
@@ -58,6 +60,7 @@ describe("continueTurn", () => {
       expect(joined.continuations).toBe(1);
       const sent = context.server.chatBodies()[1] as { messages: Message[] };
       expect(sent.messages).toEqual([...messages, { role: "assistant", content: CUT }]);
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(true);
       expect(joined.usage.prompt).toBe(first.usage.prompt + (context.server.chatRequests()[1]?.promptTokens ?? 0));
       expect(context.output.join("")).toBe(", with a population of about two million.");
       expect(context.notices).toEqual(['Continued the cut-off answer by prefilling it (1 more request); it ended with finish reason "stop".']);
@@ -91,12 +94,94 @@ describe("continueTurn", () => {
   it("latches assistantPrefill off when the continuation starts the answer over word for word, showing none of it", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       const first = await cutOff(context);
-      context.server.script(turn({ content: `${CUT}. It sits on the Seine.`, finishReason: "stop", pieces: 6 }));
+      const restart = `${CUT.slice(0, 72)}culture and fashion, and it sits on the Seine.`;
+      context.server.script(turn({ content: restart, finishReason: "stop", pieces: 6 }));
       const kept = await continueIt(context, first);
       expect(kept).toBe(first);
       expect(context.output).toEqual([]);
       expect(context.supports.models.get(M)?.assistantPrefill).toBe(false);
       expect(context.notices[0]).toMatch(/started the answer over/);
+    });
+  });
+
+  it("sends continue_final_message with add_generation_prompt false, which llama.cpp answers with only the new text", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      const first = await cutOff(context);
+      context.server.script(turn({ content: ", on the Seine.", finishReason: "stop" }));
+      const joined = await continueIt(context, first);
+      const sent = context.server.chatBodies()[1] as Record<string, unknown>;
+      expect(sent.continue_final_message).toBe(true);
+      expect(sent.add_generation_prompt).toBe(false);
+      expect(joined.content).toBe(`${CUT}, on the Seine.`);
+      expect(context.output.join("")).toBe(", on the Seine.");
+    });
+  });
+
+  it("takes off the prefill a server streams back before the new text, keeping assistantPrefill on", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      const first = await cutOff(context);
+      // Without the two fields llama.cpp streams the whole prefill in the first delta, then the new text.
+      modelCapabilitiesOf(context.supports, M).droppedFields.push("continue_final_message");
+      context.server.script(turn({ content: ", on the Seine.", finishReason: "stop" }));
+      const joined = await continueIt(context, first);
+      const sent = context.server.chatBodies()[1] as Record<string, unknown>;
+      expect("continue_final_message" in sent || "add_generation_prompt" in sent).toBe(false);
+      expect(joined.content).toBe(`${CUT}, on the Seine.`);
+      expect(joined.continuations).toBe(1);
+      expect(context.output.join("")).toBe(", on the Seine.");
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(true);
+      expect(exportCapabilitiesIn(context.state).endpoints[0]?.models?.[M]).toEqual({ droppedFields: ["continue_final_message"] });
+    });
+  });
+
+  it("takes off the prefill a reply that is not streamed holds before the new text", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      const first = await cutOff(context);
+      const completion = { object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: `${CUT}, on the Seine.` }, finish_reason: "stop" }] };
+      context.server.script({ kind: "json", body: completion });
+      const joined = await continueIt(context, first);
+      expect(joined.content).toBe(`${CUT}, on the Seine.`);
+      expect(context.output.join("")).toBe(", on the Seine.");
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(true);
+    });
+  });
+
+  it("joins nothing new, and latches nothing, when the echoed prefill is all the reply holds", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      const first = await cutOff(context);
+      modelCapabilitiesOf(context.supports, M).droppedFields.push("continue_final_message");
+      context.server.script(turn({ content: "", finishReason: "stop" }));
+      const joined = await continueIt(context, first);
+      expect(context.server.chatBodies()[1]).not.toHaveProperty("continue_final_message");
+      expect(joined.content).toBe(CUT);
+      expect(joined.finishReason).toBe("stop");
+      expect(context.output).toEqual([]);
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(true);
+    });
+  });
+
+  it("latches assistantPrefill off when the reply echoes the prefill and then starts the answer over", async () => {
+    await withEndpoint({ profile: "openai" }, async (context) => {
+      const first = await cutOff(context);
+      context.server.script(turn({ content: `${CUT}\n\n${CUT}. It sits on the Seine.`, finishReason: "stop", pieces: 8 }));
+      const kept = await continueIt(context, first);
+      expect(kept).toBe(first);
+      expect(context.output).toEqual([]);
+      expect(context.supports.models.get(M)?.assistantPrefill).toBe(false);
+    });
+  });
+
+  it("drops both continuation fields when the endpoint refuses one, and continues without them", async () => {
+    await withEndpoint({ profile: "openai", refuse: { fields: ["continue_final_message"] } }, async (context) => {
+      const first = await cutOff(context);
+      context.server.script(turn({ content: " It sits on the Seine.", finishReason: "stop" }));
+      const joined = await continueIt(context, first);
+      const [, refused, resent] = context.server.chatBodies() as Record<string, unknown>[];
+      expect(refused?.continue_final_message).toBe(true);
+      expect(resent && ("continue_final_message" in resent || "add_generation_prompt" in resent)).toBe(false);
+      expect(joined.content).toBe(`${CUT} It sits on the Seine.`);
+      expect(context.supports.models.get(M)).toMatchObject({ assistantPrefill: true, droppedFields: ["continue_final_message"] });
+      expect(context.notices[0]).toMatch(/refused "continue_final_message"/);
     });
   });
 
@@ -181,5 +266,83 @@ describe("joinTurns", () => {
       durationMs: 300,
       continuations: 1,
     });
+  });
+});
+
+function sieve(soFar: string, pieces: readonly string[]): { shown: string; sieve: EchoSieve } {
+  const reading = new EchoSieve(soFar);
+  let shown = "";
+  for (const piece of pieces) shown += reading.push(piece);
+  shown += reading.end();
+  return { shown, sieve: reading };
+}
+
+function cutAt(text: string, points: readonly number[]): string[] {
+  const at = [...new Set(points.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const point of at) {
+    pieces.push(text.slice(from, point));
+    from = point;
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+describe("EchoSieve", () => {
+  it("shows new text at once and holds back only what could still be a repeat", () => {
+    const reading = new EchoSieve("Paris is");
+    expect(reading.push("Par")).toBe("");
+    expect(reading.push("is is the capital")).toBe(" the capital");
+    expect(reading.echoed).toBe(true);
+    expect(reading.push(" of France")).toBe(" of France");
+    expect(new EchoSieve("Paris is").push(" the capital")).toBe(" the capital");
+  });
+
+  it("reads an answer that opens like the prefill but goes another way before its end as a restart", () => {
+    const long = "a".repeat(RESTART_PROBE) + " and then the rest of the answer";
+    expect(sieve(long, ["a".repeat(RESTART_PROBE), " but otherwise"]).sieve.verdict).toBe("restarted");
+    // No longer than the probe: a reply that repeats its opening is as likely a model repeating itself.
+    expect(sieve("Paris is", [" Paris is, Paris is"]).shown).toBe(" Paris is, Paris is");
+    expect(sieve(long, ["  ", long.slice(0, 40)]).sieve.verdict).toBe("continues");
+  });
+
+  it("passes on a short reply that still matches the answer's opening when the stream ends", () => {
+    expect(sieve("Paris is the capital", ["Paris"])).toMatchObject({ shown: "Paris", sieve: { verdict: "continues" } });
+  });
+
+  it("takes a repeat of the answer as sent, or with its leading white space dropped, and no other", () => {
+    expect(sieve("  Paris is", ["Paris is", " big"]).shown).toBe(" big");
+    expect(sieve("  Paris is", ["  Paris is big"]).shown).toBe(" big");
+    expect(sieve("Paris is", [" Paris is big"]).shown).toBe(" Paris is big");
+    expect(stripEcho("Paris is big", "  Paris is")).toBe(" big");
+    expect(stripEcho(" Paris is big", "Paris is")).toBe(" Paris is big");
+    expect(stripEcho("London", "Paris")).toBe("London");
+  });
+
+  it("gives back exactly the new text after an echo, however the reply is cut into pieces", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 120 }).filter((text) => text.trim() !== ""),
+        fc.string({ maxLength: 80 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (soFar, fresh, points) => {
+          fc.pre(soFar.length <= RESTART_PROBE || !fresh.trimStart().startsWith(soFar.slice(0, RESTART_PROBE)));
+          const { shown, sieve: reading } = sieve(soFar, cutAt(soFar + fresh, points));
+          expect(reading.echoed).toBe(true);
+          expect(reading.verdict).toBe("continues");
+          expect(shown).toBe(fresh);
+        },
+      ),
+    );
+  });
+
+  it("never throws and only ever shows a tail of what it was given", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 100 }), fc.string({ maxLength: 200 }), fc.array(fc.nat(), { maxLength: 6 }), (soFar, reply, points) => {
+        const { shown } = sieve(soFar, cutAt(reply, points));
+        expect(reply.endsWith(shown)).toBe(true);
+      }),
+    );
   });
 });

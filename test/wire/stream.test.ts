@@ -7,7 +7,7 @@ import { getClientIn } from "../../src/wire/client.js";
 import { createState, clearState } from "../../src/state/state.js";
 import { SseSplitter } from "../../src/wire/sse.js";
 import { EndpointSilent, isOverflow, isTransient } from "../../src/text/retry.js";
-import { MalformedStreamEvent, StreamInterrupted, readUsage, streamTurn, type Produced, type StreamTurnOptions } from "../../src/wire/stream.js";
+import { MalformedStreamEvent, StreamErrorEvent, StreamInterrupted, readUsage, streamTurn, type Produced, type StreamTurnOptions } from "../../src/wire/stream.js";
 import type { Turn } from "../../src/shapes/config.js";
 import { refusal, startEndpoint, turn, type ChunkSpec, type EndpointServer, type ProfileName } from "../support/endpoint.js";
 
@@ -454,6 +454,21 @@ describe("streamTurn", () => {
       expect(error).toBeInstanceOf(APIError);
       expect(isOverflow(error)).toBe(true);
       expect((error as APIError).error).toBeTruthy();
+    });
+
+    it("rejects with a StreamErrorEvent that says what the stream had shown and whether the server blamed itself", async () => {
+      const { server, client } = await endpoint("llama.cpp");
+      // llama.cpp's words when the model's output stops matching its parser part-way through a reply.
+      const fault = { error: { code: 500, message: "Failed to update streamed response: The model produced output that does not match the expected peg-native format", type: "server_error" } };
+      server.script({ kind: "stream", chunks: [chunk({ role: "assistant", content: null }), chunk({ content: "riel" }), fault], done: false });
+      const error = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(StreamErrorEvent.is(error)).toBe(true);
+      expect(error).toBeInstanceOf(APIError);
+      expect(error).toMatchObject({ name: "StreamErrorEvent", produced: true, events: 2, serverFault: true, status: undefined });
+      expect((error as Error).message).toBe(fault.error.message);
+      expect(isTransient(error)).toBe(true);
+      server.script({ kind: "stream", chunks: [{ error: { code: 400, message: "the grammar rejected the tool call", type: "invalid_request_error" } }], done: false });
+      expect(await streamTurn(client, body).catch((caught: unknown) => caught)).toMatchObject({ produced: false, events: 0, serverFault: false });
     });
 
     it("reads an error event the way the SDK does", async () => {

@@ -29,7 +29,7 @@ export function finish(run: LoopRun): AgentLoopResult {
     preface: run.preface,
     afterTurn,
     ledger: account.ledger,
-    metrics: { ...runMetrics(run.events, contextLength !== undefined ? { contextLength } : {}), ...tools.counts, turnMetrics: account.turns },
+    metrics: { ...runMetrics(run.events, { startedAt: run.startedAt, ...(contextLength !== undefined ? { contextLength } : {}) }), ...tools.counts, turnMetrics: account.turns },
   };
 }
 

@@ -32,6 +32,8 @@ export interface LoopRun {
   readonly settings: LoopSettings;
   readonly tools: RunTools;
   readonly account: UsageAccount;
+  /** When the run started, on the run's clock: what `metrics.durationMs` counts from. */
+  readonly startedAt: number;
   /** The events the run's metrics are added up from: every one but the streamed text. */
   readonly events: RunEvent[];
   /** The transcript passed in plus what the run appended; replaced whole when it is rewritten. */
@@ -104,6 +106,7 @@ export function openRun(state: RuntimeState, given: AgentLoopOptions): LoopRun {
     settings,
     tools: createRunTools(settings.toolDiscovery, settings.system, options.tools, options.catalog, options.loaded),
     account: createUsageAccount(options.ledger),
+    startedAt: settings.now(),
     events: [],
     transcript,
     question: transcript[lastUserIndex(transcript)],
