@@ -33,7 +33,7 @@ const ARGUMENTS_CHECKED = Symbol.for("@cubicecho/agent-core/arguments-checked");
 const MAX_COMPILED = 256;
 
 /** One schema as the runtime keeps it: its validator, or why it could not be compiled. */
-type Compiled = { validate: ValidateFunction } | { problem: string };
+export type Compiled = { validate: ValidateFunction } | { problem: string };
 
 interface ValidatorCache {
   ajv: Ajv2020 | undefined;
@@ -90,8 +90,12 @@ function createAjv(): Ajv2020 {
   return new Ajv2020({ allErrors: true, strict: false, logger: false, addUsedSchema: false });
 }
 
-/** Compiles a schema once per runtime; the draft a root `$schema` names is not loaded, the schema is read as 2020-12. */
-function compiledIn(state: RuntimeState, schema: JsonSchema): Compiled {
+/**
+ * Compiles a schema once per runtime, keyed by its JSON, so the same schema in another object is
+ * the same entry; the draft a root `$schema` names is not loaded, the schema is read as 2020-12.
+ * @internal
+ */
+export function compileSchemaIn(state: RuntimeState, schema: JsonSchema): Compiled {
   const cache = slotOf(state, ARGUMENT_VALIDATORS);
   const key = digest(jsonKey(schema));
   const known = cache.compiled.get(key);
@@ -181,12 +185,18 @@ export interface ArgumentChecker {
  */
 export function createArgumentChecker(state: RuntimeState, onNotice: (text: string) => void): ArgumentChecker {
   const said = new Set<string>();
+  // The run's own memo, so a schema object is read into its key once per run rather than once per call.
+  const seen = new WeakMap<object, Compiled>();
   return {
     check(request, tool) {
       if (!tool || argumentsChecked(tool)) return undefined;
       const schema = declaredParameters(tool);
       if (schema === undefined || schema === true || (isPlainRecord(schema) && Object.keys(schema).length === 0)) return undefined;
-      const compiled = compiledIn(state, schema);
+      let compiled = isPlainRecord(schema) ? seen.get(schema) : undefined;
+      if (!compiled) {
+        compiled = compileSchemaIn(state, schema);
+        if (isPlainRecord(schema)) seen.set(schema, compiled);
+      }
       if ("problem" in compiled) {
         if (!said.has(request.name)) {
           said.add(request.name);

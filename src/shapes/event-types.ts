@@ -60,8 +60,10 @@ export interface RunTotals {
 
 
 /**
- * How a run ended, as its `done` event says; `awaiting-approval` is a run that stopped before
- * calls a person has to allow, to be continued by resumeAgentLoop.
+ * How a run ended, as its `done` event says.
+ *
+ * `awaiting-approval` is a run that stopped before calls a person has to allow, to be continued
+ * by resumeAgentLoop.
  */
 export type RunOutcome = "answered" | "failed" | "stopped" | "awaiting-approval";
 
