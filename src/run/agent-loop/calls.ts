@@ -41,7 +41,7 @@ async function answerUnrun(run: LoopRun, reads: readonly ReadCall[], step: numbe
   }
 }
 
-/** Hands a call to the host's dispatch, with the nulls a strict server made the model send for optional properties left out. */
+/** Hands a call to the host's dispatch, with the nulls a strict server made the model send for optional properties left out. @internal */
 export function dispatchFor(run: LoopRun): (request: ToolCallRequest, signal: AbortSignal) => unknown {
   const { options, tools } = run;
   return (request, callSignal) =>
