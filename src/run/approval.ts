@@ -97,7 +97,8 @@ export class ApprovalDecisionError extends AgentCoreError {
   constructor(options: ApprovalDecisionErrorOptions) {
     const parts: string[] = [];
     if (options.unknownIds.length > 0) parts.push(`no call waiting has the id${options.unknownIds.length === 1 ? "" : "s"} ${options.unknownIds.join(", ")}`);
-    if (options.malformedIds.length > 0) parts.push(`the decision${options.malformedIds.length === 1 ? "" : "s"} for ${options.malformedIds.join(", ")} must be true or { deny: reason }`);
+    if (options.malformedIds.length > 0)
+      parts.push(`the decision${options.malformedIds.length === 1 ? "" : "s"} for ${options.malformedIds.join(", ")} must be true or { deny: reason }`);
     const waiting = options.pendingIds.length > 0 ? options.pendingIds.join(", ") : "none";
     super({ message: options.message ?? `The decisions cannot be applied: ${parts.join("; ")} (waiting: ${waiting}). Nothing was run.`, cause: options.cause });
     this.unknownIds = options.unknownIds;

@@ -52,7 +52,12 @@ export function readCalls(calls: readonly ToolCall[], options: ReadCallsOptions 
   const ids = new Set<string>();
   return list.map((entry, index) => {
     const name = text(entry?.function?.name);
-    const raw = typeof entry?.function?.arguments === "string" ? entry.function.arguments : entry?.function?.arguments === undefined ? "" : JSON.stringify(entry.function.arguments) ?? "";
+    const raw =
+      typeof entry?.function?.arguments === "string"
+        ? entry.function.arguments
+        : entry?.function?.arguments === undefined
+          ? ""
+          : (JSON.stringify(entry.function.arguments) ?? "");
     let id = text(entry?.id);
     if (id === "" || ids.has(id)) {
       let candidate = `call_${index}`;

@@ -72,7 +72,8 @@ function checkTurn(turn: unknown, problems: string[]): void {
   if (typeof turn.finishReason !== "string") problems.push("turn.finishReason: not a string");
   if (!Array.isArray(turn.toolCalls)) problems.push("turn.toolCalls: not an array");
   const usage = turn.usage;
-  if (!isPlainRecord(usage) || !["prompt", "completion", "total", "cached"].every((key) => isTotal(usage[key]))) problems.push("turn.usage: not a turn's token counts");
+  if (!isPlainRecord(usage) || !["prompt", "completion", "total", "cached"].every((key) => isTotal(usage[key])))
+    problems.push("turn.usage: not a turn's token counts");
 }
 
 function checkPrint(print: unknown, where: string, fields: Record<string, "count" | "digest">, problems: string[]): void {
@@ -80,7 +81,8 @@ function checkPrint(print: unknown, where: string, fields: Record<string, "count
   if (!isPlainRecord(print)) return void problems.push(`${where}: not an object`);
   for (const [key, kind] of Object.entries(fields)) {
     const value = print[key];
-    if (kind === "count" ? !isTotal(value) : typeof value !== "string" || !DIGEST.test(value)) problems.push(`${where}.${key}: not ${kind === "count" ? "a count" : "a digest"}`);
+    if (kind === "count" ? !isTotal(value) : typeof value !== "string" || !DIGEST.test(value))
+      problems.push(`${where}.${key}: not ${kind === "count" ? "a count" : "a digest"}`);
   }
 }
 
@@ -99,8 +101,10 @@ function checkFields(state: Record<string, unknown>, problems: string[]): void {
     });
   checkTurn(state.turn, problems);
   const question = state.question;
-  if (typeof question !== "number" || !Number.isInteger(question) || question < -1 || (messages && question >= messages.length)) problems.push("question: not an index into messages");
-  else if (messages && question >= 0 && (messages[question] as { role?: unknown } | undefined)?.role !== "user") problems.push(`question: messages[${question}] is not a user message`);
+  if (typeof question !== "number" || !Number.isInteger(question) || question < -1 || (messages && question >= messages.length))
+    problems.push("question: not an index into messages");
+  else if (messages && question >= 0 && (messages[question] as { role?: unknown } | undefined)?.role !== "user")
+    problems.push(`question: messages[${question}] is not a user message`);
   const hooks = state.hooks;
   if (!isPlainRecord(hooks) || typeof hooks.context !== "string" || typeof hooks.preface !== "string") problems.push("hooks: not a context and a preface");
   if (!isStrings(state.shortlist)) problems.push("shortlist: not a list of names");
@@ -110,7 +114,8 @@ function checkFields(state: Record<string, unknown>, problems: string[]): void {
   if (!Array.isArray(state.toolCalls)) problems.push("toolCalls: not an array");
   else state.toolCalls.forEach((outcome: unknown, index: number) => checkOutcome(outcome, `toolCalls[${index}]`, problems));
   const usage = state.usage;
-  if (!isPlainRecord(usage) || !["prompt", "completion", "total", "cached"].every((key) => isTotal(usage[key]))) problems.push("usage: not the run's token counts");
+  if (!isPlainRecord(usage) || !["prompt", "completion", "total", "cached"].every((key) => isTotal(usage[key])))
+    problems.push("usage: not the run's token counts");
   if (!Array.isArray(state.ledger)) problems.push("ledger: not an array");
   else
     state.ledger.forEach((entry: unknown, index: number) => {
@@ -123,7 +128,12 @@ function checkFields(state: Record<string, unknown>, problems: string[]): void {
   if (state.cache !== undefined) {
     if (!isPlainRecord(state.cache)) problems.push("cache: not an object");
     else {
-      checkPrint(state.cache.sent, "cache.sent", { messages: "count", head: "count", system: "digest", history: "digest", tools: "digest", prompt: "count", completion: "count" }, problems);
+      checkPrint(
+        state.cache.sent,
+        "cache.sent",
+        { messages: "count", head: "count", system: "digest", history: "digest", tools: "digest", prompt: "count", completion: "count" },
+        problems,
+      );
       checkPrint(state.cache.recorded, "cache.recorded", { messages: "count", transcript: "digest", system: "digest", tools: "digest" }, problems);
     }
   }

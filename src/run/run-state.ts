@@ -178,7 +178,11 @@ export function parseRunState(input: unknown): RunState {
   try {
     value = JSON.parse(typeof input === "string" ? input : (JSON.stringify(input) ?? ""));
   } catch (error) {
-    throw new RunStateError({ problem: "unreadable", details: [typeof input === "string" ? "the text is not JSON" : "the value cannot be written as JSON"], cause: error });
+    throw new RunStateError({
+      problem: "unreadable",
+      details: [typeof input === "string" ? "the text is not JSON" : "the value cannot be written as JSON"],
+      cause: error,
+    });
   }
   if (!isPlainRecord(value)) throw new RunStateError({ problem: "unreadable", details: ["the state is not an object"] });
   const version = value.version;

@@ -93,7 +93,11 @@ describe("a call that needs asking", () => {
     await withServer({}, async ({ server, dispatched, run }) => {
       server.script(calls(["read", { path: "a" }, "c1"], ["send", { path: "b" }, "c2"], ["write", { path: "c" }, "c3"]), answer());
       const events: RunEventInput[] = [];
-      const result = await run({ parallel: true, approve: policy({ send: "ask", write: { deny: "writes are off today" } }), onEvent: (event) => events.push(event) });
+      const result = await run({
+        parallel: true,
+        approve: policy({ send: "ask", write: { deny: "writes are off today" } }),
+        onEvent: (event) => events.push(event),
+      });
       expect(result.status).toBe("awaiting-approval");
       expect(result.pending).toEqual([{ id: "c2", name: "send", args: { path: "b" }, raw: '{"path":"b"}' }]);
       expect(dispatched).toEqual(["c1"]);
@@ -104,7 +108,9 @@ describe("a call that needs asking", () => {
         { kind: "answered", outcome: { id: "c3", name: "write", args: { path: "c" }, ok: false, content: `${DENIED_CALL} Reason: writes are off today` } },
       ]);
       expect(result.toolCalls.map((entry) => entry.id)).toEqual(["c1", "c3"]);
-      expect(events.filter((event) => event.kind === "approval-requested")).toEqual([{ kind: "approval-requested", id: "c2", name: "send", args: '{"path":"b"}' }]);
+      expect(events.filter((event) => event.kind === "approval-requested")).toEqual([
+        { kind: "approval-requested", id: "c2", name: "send", args: '{"path":"b"}' },
+      ]);
       expect(events.filter((event) => event.kind === "approval-decided")).toEqual([
         { kind: "approval-decided", id: "c3", name: "write", approved: false, by: "policy", reason: "writes are off today" },
       ]);
@@ -200,10 +206,7 @@ describe("a call that needs asking", () => {
 
   it("is the tool a call_tool names, and the loop's own load_tools is never asked about", async () => {
     await withServer({}, async ({ server, run }) => {
-      server.script(
-        calls(["load_tools", { names: ["send"] }, "l1"], ["call_tool", { name: "send", arguments: { path: "x" } }, "p1"]),
-        answer(),
-      );
+      server.script(calls(["load_tools", { names: ["send"] }, "l1"], ["call_tool", { name: "send", arguments: { path: "x" } }, "p1"]), answer());
       const asked: string[] = [];
       const result = await run({
         config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 5, maxRetries: 0, toolDiscovery: "proxy" },
@@ -411,50 +414,58 @@ describe("pausing at a random step of a random plan", () => {
     const shared = createState();
     const verdict = fc.constantFrom<ApprovalVerdict>("allow", "allow", "deny", "ask", "ask");
     const decision = fc.constantFrom<"approve" | "deny" | "wait">("approve", "deny", "wait");
-    const step = fc.array(fc.record({ name: fc.constantFrom("read", "write", "send"), path: fc.string({ maxLength: 8 }), verdict }), { minLength: 1, maxLength: 3 });
+    const step = fc.array(fc.record({ name: fc.constantFrom("read", "write", "send"), path: fc.string({ maxLength: 8 }), verdict }), {
+      minLength: 1,
+      maxLength: 3,
+    });
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), fc.boolean(), fc.array(decision, { minLength: 12, maxLength: 12 }), async (steps, parallel, choices) => {
-        await withServer(
-          {},
-          async ({ server, dispatched, run, resume }) => {
-            const verdicts = new Map<string, ApprovalVerdict>();
-            server.script(
-              ...steps.map((calls_, at) =>
-                turn({
-                  toolCalls: calls_.map((entry, index) => {
-                    const id = `s${at}c${index}`;
-                    verdicts.set(id, entry.verdict);
-                    return { id, name: entry.name, arguments: { path: entry.path } };
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 4 }),
+        fc.boolean(),
+        fc.array(decision, { minLength: 12, maxLength: 12 }),
+        async (steps, parallel, choices) => {
+          await withServer(
+            {},
+            async ({ server, dispatched, run, resume }) => {
+              const verdicts = new Map<string, ApprovalVerdict>();
+              server.script(
+                ...steps.map((calls_, at) =>
+                  turn({
+                    toolCalls: calls_.map((entry, index) => {
+                      const id = `s${at}c${index}`;
+                      verdicts.set(id, entry.verdict);
+                      return { id, name: entry.name, arguments: { path: entry.path } };
+                    }),
                   }),
-                }),
-              ),
-              answer(),
-            );
-            const approve: ApprovePolicy = ({ id }) => verdicts.get(id) ?? "allow";
-            let result = await run({ parallel, approve });
-            let legs = 0;
-            while (result.status === "awaiting-approval") {
-              legs += 1;
-              const decisions: Record<string, true | { deny: string }> = {};
-              result.pending.forEach((call, index) => {
-                const choice = legs > 3 ? "approve" : choices[(legs * 3 + index) % choices.length]!;
-                if (choice === "approve") decisions[call.id] = true;
-                else if (choice === "deny") decisions[call.id] = { deny: `not ${call.name}` };
-              });
-              result = await resume(JSON.stringify(result.state), decisions, { parallel, approve });
-            }
-            expect(validateTranscript(result.messages)).toEqual([]);
-            const counts = answers(result.messages);
-            expect([...counts.values()].every((count) => count === 1)).toBe(true);
-            expect(counts.size).toBe(steps.reduce((sum, calls_) => sum + calls_.length, 0));
-            expect(new Set(dispatched).size).toBe(dispatched.length);
-            for (const id of dispatched) expect(verdicts.get(id)).not.toBe("deny");
-            expect(server.chatBodies()).toHaveLength(steps.length + 1);
-            for (const body of server.chatBodies()) expect(validateTranscript(body.messages)).toEqual([]);
-          },
-          shared,
-        );
-      }),
+                ),
+                answer(),
+              );
+              const approve: ApprovePolicy = ({ id }) => verdicts.get(id) ?? "allow";
+              let result = await run({ parallel, approve });
+              let legs = 0;
+              while (result.status === "awaiting-approval") {
+                legs += 1;
+                const decisions: Record<string, true | { deny: string }> = {};
+                result.pending.forEach((call, index) => {
+                  const choice = legs > 3 ? "approve" : choices[(legs * 3 + index) % choices.length]!;
+                  if (choice === "approve") decisions[call.id] = true;
+                  else if (choice === "deny") decisions[call.id] = { deny: `not ${call.name}` };
+                });
+                result = await resume(JSON.stringify(result.state), decisions, { parallel, approve });
+              }
+              expect(validateTranscript(result.messages)).toEqual([]);
+              const counts = answers(result.messages);
+              expect([...counts.values()].every((count) => count === 1)).toBe(true);
+              expect(counts.size).toBe(steps.reduce((sum, calls_) => sum + calls_.length, 0));
+              expect(new Set(dispatched).size).toBe(dispatched.length);
+              for (const id of dispatched) expect(verdicts.get(id)).not.toBe("deny");
+              expect(server.chatBodies()).toHaveLength(steps.length + 1);
+              for (const body of server.chatBodies()) expect(validateTranscript(body.messages)).toEqual([]);
+            },
+            shared,
+          );
+        },
+      ),
       { numRuns: 30 },
     );
     clearState(shared);

@@ -22,7 +22,13 @@ function pausedState(): RunState {
       { kind: "held", request: { id: "b", name: "send", args: { to: "team" }, raw: '{"to":"team"}' } },
       { kind: "answered", outcome: { id: "c", name: "write", args: {}, ok: true, content: "written", durationMs: 3 } },
     ],
-    turn: { content: "", toolCalls: [call("a", "read"), call("b", "send"), call("c", "write")], usage: { prompt: 40, completion: 9, total: 49, cached: 0 }, finishReason: "tool_calls", reasoning: "" },
+    turn: {
+      content: "",
+      toolCalls: [call("a", "read"), call("b", "send"), call("c", "write")],
+      usage: { prompt: 40, completion: 9, total: 49, cached: 0 },
+      finishReason: "tool_calls",
+      reasoning: "",
+    },
     question: 1,
     hooks: { context: "<context>today</context>", preface: "Context:" },
     shortlist: [],
@@ -132,15 +138,23 @@ describe("parseRunState's refusals", () => {
     const state = pausedState();
     const without = { ...state, messages: state.messages.filter((message) => !(message.role === "tool" && message.tool_call_id === "x")) };
     expect(refusal(without)).toMatchObject({ problem: "transcript", details: ["messages[2] leaves x unanswered"] });
-    const twice = { ...state, messages: [...state.messages.slice(0, 4), { role: "tool" as const, tool_call_id: "x", content: "again" }, ...state.messages.slice(4)] };
+    const twice = {
+      ...state,
+      messages: [...state.messages.slice(0, 4), { role: "tool" as const, tool_call_id: "x", content: "again" }, ...state.messages.slice(4)],
+    };
     expect(refusal(twice).details[0]).toMatch(/answers x, which messages\[2\] did not make or was already answered/);
-    const stray = { ...state, messages: [...state.messages.slice(0, 2), { role: "tool" as const, tool_call_id: "q", content: "?" }, ...state.messages.slice(2)] };
+    const stray = {
+      ...state,
+      messages: [...state.messages.slice(0, 2), { role: "tool" as const, tool_call_id: "q", content: "?" }, ...state.messages.slice(2)],
+    };
     expect(refusal(stray).details[0]).toMatch(/answers q, which no call just before it made/);
   });
 
   it("refuse open calls that are not exactly the paused step's unanswered ones, in call order", () => {
     const state = pausedState();
-    expect(refusal({ ...state, open: [state.open[1]!, state.open[0]!] }).details).toEqual(["the paused step's unanswered calls are b, c, but the open calls are c, b"]);
+    expect(refusal({ ...state, open: [state.open[1]!, state.open[0]!] }).details).toEqual([
+      "the paused step's unanswered calls are b, c, but the open calls are c, b",
+    ]);
     expect(refusal({ ...state, open: [state.open[0]!] }).problem).toBe("transcript");
     const answeredTwice = { ...state, messages: [...state.messages, { role: "tool" as const, tool_call_id: "b", content: "sent" }] };
     expect(refusal(answeredTwice).details).toEqual(["the paused step's unanswered calls are c, but the open calls are b, c"]);

@@ -33,7 +33,10 @@ export function heldRequests(open: readonly OpenCall[]): ToolCallRequest[] {
 export function readResume(given: ResumeAgentLoopOptions): ReadResume {
   const options = (given && typeof given === "object" ? given : {}) as Partial<ResumeAgentLoopOptions>;
   const saved = parseRunState(options.state);
-  const decisions = readDecisions(options.decisions, heldRequests(saved.open).map((request) => request.id));
+  const decisions = readDecisions(
+    options.decisions,
+    heldRequests(saved.open).map((request) => request.id),
+  );
   return { saved, decisions };
 }
 
@@ -55,7 +58,14 @@ export async function settleOpen(run: LoopRun, open: readonly OpenCall[], decisi
     const verdict = decisions.get(request.id);
     if (!verdict) continue;
     const approved = verdict.kind === "allow";
-    run.onEvent({ kind: "approval-decided", id: request.id, name: request.name, approved, by: "person", ...(verdict.reason ? { reason: verdict.reason } : {}) });
+    run.onEvent({
+      kind: "approval-decided",
+      id: request.id,
+      name: request.name,
+      approved,
+      by: "person",
+      ...(verdict.reason ? { reason: verdict.reason } : {}),
+    });
     decided.push(readOf(request));
   }
   const signal = options.signal;

@@ -31,7 +31,10 @@ export function leadingSystem(messages: readonly Message[]): Message[] {
 
 /** The sha256 of a value's JSON text, 32 hex digits. */
 function digestOf(value: unknown): string {
-  return createHash("sha256").update(typeof value === "string" ? value : jsonKey(value)).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(typeof value === "string" ? value : jsonKey(value))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /** A request as sent, with what it reported, as digests. */
@@ -50,7 +53,12 @@ export function printSentRequest(sent: Compared, prompt: number, completion: num
 
 /** The request behind the ledger's last entry, as digests. */
 export function printLedgerRequest(request: LedgerRequest): LedgerRequestPrint {
-  return { messages: request.messages.length, transcript: digestOf(request.messages), system: digestOf(request.system ?? ""), tools: digestOf(request.tools ?? []) };
+  return {
+    messages: request.messages.length,
+    transcript: digestOf(request.messages),
+    system: digestOf(request.system ?? ""),
+    tools: digestOf(request.tools ?? []),
+  };
 }
 
 /** Why the cache could not hold, read against the digests of the request before; as cacheBreakReason reads it. */
