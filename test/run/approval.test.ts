@@ -409,6 +409,57 @@ describe("a pause that survives the process", () => {
   });
 });
 
+describe("a resumed run's requests", () => {
+  const catalog = [{ name: "desk", tools: ["read", "write", "send"].map((name) => ({ name, description: `Does ${name}.` })) }];
+  const cases: Array<{ label: string; extra: Partial<AgentLoopOptions>; plan: () => Scripted[] }> = [
+    {
+      label: "on-demand, with a tool loaded before the pause",
+      extra: { catalog, config: { baseUrl: "", model: "loopback-model", maxToolIterations: 20, maxRetries: 0, toolDiscovery: "ondemand" } },
+      plan: () => [calls(["load_tools", { names: ["send", "read"] }, "l1"]), calls(["send", { path: "x" }, "s1"], ["read", { path: "y" }, "r1"]), answer()],
+    },
+    {
+      label: "proxied",
+      extra: { catalog, config: { baseUrl: "", model: "loopback-model", maxToolIterations: 20, maxRetries: 0, toolDiscovery: "proxy" } },
+      plan: () => [
+        calls(["call_tool", { name: "send", arguments: { path: "x" } }, "s1"], ["call_tool", { name: "read", arguments: { path: "y" } }, "r1"]),
+        answer(),
+      ],
+    },
+    {
+      label: "with hook context on the question and a system prompt",
+      extra: { system: "Be brief.", hooks: { run: async () => [{ hook: "memory", ok: true, context: "The team is four people." }], preface: "Background:" } },
+      plan: () => [calls(["read", { path: "y" }, "r1"], ["send", { path: "x" }, "s1"]), calls(["write", {}, "w1"]), answer()],
+    },
+  ];
+
+  for (const { label, extra, plan } of cases) {
+    it(`are the uninterrupted run's, ${label}`, async () => {
+      const withEndpoint = (baseUrl: string): Partial<AgentLoopOptions> => (extra.config ? { ...extra, config: { ...extra.config, baseUrl } } : extra);
+      let uninterrupted: Array<Record<string, unknown>> = [];
+      let straight: AgentLoopResult | undefined;
+      await withServer({}, async ({ server, run }) => {
+        server.script(...plan());
+        straight = await run(withEndpoint(server.baseUrl));
+        uninterrupted = server.chatBodies();
+      });
+      await withServer({}, async ({ server, run, resume }) => {
+        server.script(...plan());
+        const approve = policy({ send: "ask" });
+        const paused = await run({ ...withEndpoint(server.baseUrl), approve });
+        expect(paused.status).toBe("awaiting-approval");
+        const resumed = await resume(serializeRunState(paused.state!), { s1: true }, { ...withEndpoint(server.baseUrl), approve });
+        expect(resumed.status).toBe("answered");
+        expect(server.chatBodies()).toEqual(uninterrupted);
+        expect(resumed.messages).toEqual(straight!.messages);
+        // The same tools, in the order they were really used: the approved call ran after the pause.
+        expect([...resumed.loaded].sort()).toEqual([...straight!.loaded].sort());
+        expect([...resumed.used].sort()).toEqual([...straight!.used].sort());
+        expect(resumed.context).toBe(straight!.context);
+      });
+    });
+  }
+});
+
 describe("pausing at a random step of a random plan", () => {
   it("always ends in a transcript that validates, each call run at most once, whatever is decided", async () => {
     const shared = createState();
