@@ -13,7 +13,7 @@ export interface RunStateFindings {
   transcript: string[];
 }
 
-const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
+const ROLES: ReadonlySet<string> = new Set(["system", "developer", "user", "assistant", "tool"]);
 const DIGEST = /^[0-9a-f]{32}$/;
 
 const isCount = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0;
