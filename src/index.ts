@@ -210,6 +210,10 @@ export type {
   NoticeEvent,
   RunErrorEvent,
   DoneEvent,
+  InvalidArgumentsEvent,
+  ApprovalRequestedEvent,
+  ApprovalDecidedEvent,
+  ResumedEvent,
   RunEventKind,
   RunOutcome,
   RunTotals,
@@ -256,14 +260,16 @@ export {
   PREVIEW_CHARS,
   MAX_RESULT_CHARS,
 } from "./run/run-calls.js";
-export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun } from "./run/run-calls.js";
+export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun, CallCheck, OpenCall } from "./run/run-calls.js";
 
 // agent-loop
-export { runAgentLoop } from "./run/agent-loop.js";
+export { runAgentLoop, resumeAgentLoop } from "./run/agent-loop.js";
 export type {
   AgentLoopOptions,
+  ResumeAgentLoopOptions,
   AgentLoopConfig,
   AgentLoopResult,
+  AgentLoopStatus,
   AgentLoopMetrics,
   AgentLoopHooks,
   AgentLoopSideTasks,
@@ -286,6 +292,17 @@ export type {
   ToolsetOptions,
   ToolNotFoundOptions,
 } from "./run/define-tool.js";
+
+// approval
+export { DENIED_CALL, ApprovalDecisionError } from "./run/approval.js";
+export type { ApprovalVerdict, ApprovePolicy, ApprovalDecision, ApprovalDecisions, ApprovalDecisionErrorOptions } from "./run/approval.js";
+
+// run-state
+export { serializeRunState, parseRunState, RUN_STATE_VERSION, RunStateError } from "./run/run-state.js";
+export type { RunState, RunStateProblem, RunStateErrorOptions, SentRequestPrint, LedgerRequestPrint } from "./run/run-state.js";
+
+// argument-validation
+export { markArgumentsChecked, argumentsChecked, MAX_ARGUMENT_ISSUES } from "./run/argument-validation.js";
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";

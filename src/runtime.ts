@@ -8,7 +8,7 @@
  * top-level function of the same name, bound to that runtime's own state.
  */
 
-import { runAgentLoop, runAgentLoopIn } from "./run/agent-loop.js";
+import { resumeAgentLoop, resumeAgentLoopIn, runAgentLoop, runAgentLoopIn } from "./run/agent-loop.js";
 import { calibrate, calibrateIn, charsPerTokenFor, charsPerTokenForIn } from "./wire/calibration.js";
 import { capabilitiesFor, capabilitiesForIn, modelCapabilitiesFor, modelCapabilitiesForIn } from "./wire/capabilities.js";
 import { contextLimitFor, contextLimitForIn, getClient, getClientIn, listModels, listModelsIn, servedWindow, servedWindowIn } from "./wire/client.js";
@@ -104,6 +104,8 @@ export interface Runtime {
   readonly preselectByKeywords: typeof preselectByKeywords;
   /** Runs the agent loop with every cache and the bus of this runtime. */
   readonly runAgentLoop: typeof runAgentLoop;
+  /** Continues a run awaiting approval with every cache of this runtime, whichever runtime or process paused it. */
+  readonly resumeAgentLoop: typeof resumeAgentLoop;
   /** Drops every cache and latch of this runtime, releasing its sockets and timers. */
   readonly reset: () => void;
   /** Names of the caches this runtime has created so far, for diagnostics. */
@@ -146,6 +148,7 @@ function runtimeOver(state: RuntimeState): Runtime {
     preselect: bind<typeof preselect>(state, preselectIn),
     preselectByKeywords: bind<typeof preselectByKeywords>(state, preselectByKeywordsIn),
     runAgentLoop: bind<typeof runAgentLoop>(state, runAgentLoopIn),
+    resumeAgentLoop: bind<typeof resumeAgentLoop>(state, resumeAgentLoopIn),
     reset: () => clearState(state),
     caches: () => slotNames(state),
   });

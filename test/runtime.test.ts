@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, defaultRuntime, type Runtime } from "../src/runtime.js";
 import { resetAll } from "../src/reset.js";
 import type { CatalogServer } from "../src/shapes/catalog.js";
-import { startEndpoint, type EndpointServer } from "./support/endpoint.js";
+import type { ToolDefinition } from "../src/shapes/config.js";
+import { startEndpoint, turn, type EndpointServer } from "./support/endpoint.js";
 
 /** Every slot src/ defines, read off the source, so a cache added later must be named here. */
 function definedSlots(): string[] {
@@ -37,9 +38,32 @@ afterAll(async () => {
   await server.close();
 });
 
-/** Touches every cache a runtime has: pool, windows, latches, calibration, bus, hooks, keyword index. */
+const readFile: ToolDefinition = {
+  type: "function",
+  function: { name: "read_file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+};
+
+/** A run through this runtime that waits for approval of one call, then resumed through it: the loop's own caches, the compiled schemas among them. */
+async function pauseAndResume(runtime: Runtime, endpoint: { baseUrl: string; apiKey: string }): Promise<void> {
+  server.script(turn({ toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "a" } }] }), turn({ content: "Done." }));
+  const options = {
+    config: { ...endpoint, model: "m", maxToolIterations: 2 },
+    messages: [{ role: "user" as const, content: "Read a." }],
+    tools: [readFile],
+    dispatch: () => "text of a",
+    approve: () => "ask" as const,
+  };
+  const paused = await runtime.runAgentLoop(options);
+  expect(paused.status).toBe("awaiting-approval");
+  const resumed = await runtime.resumeAgentLoop({ ...options, state: paused.state!, decisions: { c1: true } });
+  expect(resumed.status).toBe("answered");
+  expect(resumed.messages.at(-2)).toEqual({ role: "tool", tool_call_id: "c1", content: "text of a" });
+}
+
+/** Touches every cache a runtime has: pool, windows, latches, calibration, bus, hooks, keyword index, compiled schemas. */
 async function touchEverything(runtime: Runtime): Promise<void> {
   const endpoint = { baseUrl: server.baseUrl, apiKey: "k1" };
+  await pauseAndResume(runtime, endpoint);
   runtime.getClient(endpoint);
   expect(await runtime.contextLimitFor({ ...endpoint, model: "m" })).toBe(16384);
   const supports = runtime.capabilitiesFor(endpoint.baseUrl, endpoint.apiKey);

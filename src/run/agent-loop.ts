@@ -7,18 +7,22 @@
  * run/agent-loop/, all of them reading and extending one {@link LoopRun}: the settings resolved
  * once (settings), the run opened and its endpoint found (run), the hooks and the shortlist
  * before the first request (prepare), the fold and beforeStep before each (compact), one
- * step's request and its reply (step), the reply told and its calls run (calls), and the
- * result or the documented error at the end (finish). The tools the loop sees are in tools,
- * the accounting in usage, the shapes it takes and returns in options.
+ * step's request and its reply (step), the reply told and its calls run (calls, each call
+ * checked first: checks), and the result, the pause before calls that wait for a person, or the
+ * documented error at the end (finish, with what a pause saves in capture). A paused run is
+ * taken up again by resumeAgentLoop (resume), which finishes the paused step and goes on with
+ * the same steps. The tools the loop sees are in tools, the accounting in usage, the shapes it
+ * takes and returns in options.
  */
 
 import { ToolIterationLimit } from "../text/errors.js";
-import type { AgentLoopOptions, AgentLoopResult } from "./agent-loop/options.js";
+import type { AgentLoopOptions, AgentLoopResult, ResumeAgentLoopOptions } from "./agent-loop/options.js";
 import { handleCalls, tellReply } from "./agent-loop/calls.js";
 import { applyBeforeStep, compactIfNeeded } from "./agent-loop/compact.js";
-import { failure, finish } from "./agent-loop/finish.js";
+import { failure, finish, pause } from "./agent-loop/finish.js";
 import { prepare } from "./agent-loop/prepare.js";
-import { connect, openRun, type LoopRun } from "./agent-loop/run.js";
+import { heldRequests, readResume, settleOpen } from "./agent-loop/resume.js";
+import { connect, openRun, type LoopEndpoint, type LoopRun } from "./agent-loop/run.js";
 import { sendStep } from "./agent-loop/step.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 
@@ -30,29 +34,57 @@ export type {
   AgentLoopOptions,
   AgentLoopResult,
   AgentLoopSideTasks,
+  AgentLoopStatus,
+  ResumeAgentLoopOptions,
   StepBudget,
 } from "./agent-loop/options.js";
+
+/** Throws ToolIterationLimit once `step` was the last tool-calling step the run allows. */
+function checkIterations(run: LoopRun, step: number): void {
+  const { maxToolIterations } = run.settings;
+  if (step + 1 >= maxToolIterations) throw new ToolIterationLimit({ limit: maxToolIterations, run: run.snapshot() });
+}
+
+/** The steps from `from` on, until the model answers or calls wait for a person. */
+async function runSteps(run: LoopRun, endpoint: LoopEndpoint, from: number, exclusive: boolean): Promise<AgentLoopResult> {
+  const signal = run.options.signal;
+  for (let step = from; ; step += 1) {
+    if (signal?.aborted) throw signal.reason;
+    await compactIfNeeded(run, endpoint);
+    await applyBeforeStep(run, step);
+    const turn = await sendStep(run, endpoint, step, exclusive);
+    exclusive = false;
+    const calls = await tellReply(run, turn, step);
+    if (calls.length === 0) return finish(run);
+    const open = await handleCalls(run, calls, step);
+    if (open.length > 0) return pause(run, open, step);
+    checkIterations(run, step);
+  }
+}
 
 /** {@link runAgentLoop} on an explicit runtime state. @internal */
 export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOptions): Promise<AgentLoopResult> {
   const run: LoopRun = openRun(state, given);
-  const signal = run.options.signal;
   try {
     const endpoint = connect(run);
-    let exclusive = await prepare(run);
-    for (let step = 0; ; step += 1) {
-      if (signal?.aborted) throw signal.reason;
-      await compactIfNeeded(run, endpoint);
-      await applyBeforeStep(run, step);
-      const turn = await sendStep(run, endpoint, step, exclusive);
-      exclusive = false;
-      const calls = await tellReply(run, turn, step);
-      if (calls.length === 0) break;
-      await handleCalls(run, calls, step);
-      const { maxToolIterations } = run.settings;
-      if (step + 1 >= maxToolIterations) throw new ToolIterationLimit({ limit: maxToolIterations, run: run.snapshot() });
-    }
-    return finish(run);
+    const exclusive = await prepare(run);
+    return await runSteps(run, endpoint, 0, exclusive);
+  } catch (caught) {
+    throw failure(run, caught);
+  }
+}
+
+/** {@link resumeAgentLoop} on an explicit runtime state. @internal */
+export async function resumeAgentLoopIn(state: RuntimeState, given: ResumeAgentLoopOptions): Promise<AgentLoopResult> {
+  const { saved, decisions } = readResume(given);
+  const run: LoopRun = openRun(state, given as unknown as AgentLoopOptions, saved);
+  try {
+    const endpoint = connect(run);
+    run.onEvent({ kind: "resumed", step: saved.step, pending: heldRequests(saved.open).length });
+    const open = await settleOpen(run, saved.open, decisions, saved.step);
+    if (open.length > 0) return pause(run, open, saved.step);
+    checkIterations(run, saved.step);
+    return await runSteps(run, endpoint, saved.step + 1, false);
   } catch (caught) {
     throw failure(run, caught);
   }
@@ -68,6 +100,11 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
  * `toolOrder` says otherwise. Every call the model makes is answered in the transcript, a stop
  * included. Every turn ends in a usage event with the run's totals, the turn's own metrics, its
  * cache verdict and its context breakdown.
+ *
+ * Each call's arguments are checked against its tool's JSON Schema first (`validateArguments`),
+ * and an `approve` policy may deny a call or hold it for a person: a step with held calls runs
+ * the rest and comes back with `status: "awaiting-approval"`, the held calls as `pending` and a
+ * plain-JSON `state` that resumeAgentLoop continues, in this process or another.
  *
  * Throws only ToolIterationLimit (after `maxToolIterations` tool-calling steps), AgentLoopOverflow
  * (a request too big for the window) or AgentLoopError (anything else: a stop, a refused request,
@@ -89,4 +126,33 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
  */
 export function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   return runAgentLoopIn(defaultState, options);
+}
+
+/**
+ * Continues a run that stopped awaiting approval, with a person's decisions by call id, exactly where it stopped.
+ *
+ * Takes the state the paused result handed back (the object, or its JSON text from
+ * serializeRunState, from any process) and the same options the run was started with, less the
+ * transcript, ledger and loads, which the state carries. Approved calls run (`true`), denied
+ * ones are answered with the reason (`{ deny: reason }`), a call left out keeps waiting; answers
+ * are written in call order, no call already answered runs again, and the next request is the
+ * one the uninterrupted run would have sent, so the prompt cache holds. The result is like
+ * runAgentLoop's, awaiting approval again where calls still wait.
+ *
+ * Throws, before anything runs, RunStateError for a state that is not JSON, is from a newer
+ * version, is out of shape or whose transcript leaves calls unanswered, and ApprovalDecisionError
+ * for a decision naming a call nothing waits on or that is neither `true` nor `{ deny }`; after
+ * that, what runAgentLoop throws.
+ *
+ * @param options - The state, the decisions, and runAgentLoop's options.
+ * @example
+ * ```ts
+ * const result = await runAgentLoop({ ...options, approve: (call) => (call.name === "send_email" ? "ask" : "allow") });
+ * if (result.status === "awaiting-approval") await store.put(runId, serializeRunState(result.state!));
+ * // later, anywhere
+ * const resumed = await resumeAgentLoop({ ...options, state: await store.get(runId), decisions: { [id]: true } });
+ * ```
+ */
+export function resumeAgentLoop(options: ResumeAgentLoopOptions): Promise<AgentLoopResult> {
+  return resumeAgentLoopIn(defaultState, options);
 }

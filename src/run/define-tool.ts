@@ -15,6 +15,7 @@ import type { JsonSchema, ToolDefinition } from "../shapes/config.js";
 import type { ToolCallRequest } from "../text/tool-calls.js";
 import { isPlainRecord } from "../text/guards.js";
 import { isZodSchema } from "../turn/side-task-json.js";
+import { markArgumentsChecked } from "./argument-validation.js";
 import { TOOL_NAME_PATTERN, type DefinedTool, type ToolArguments, type ToolParameters, type ToolSpec } from "./define-tool-types.js";
 
 export { toolset, ToolNotFound } from "./define-tool-set.js";
@@ -110,8 +111,10 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Defined
   const schema = declaredSchema(name, parameters);
   const fn: ToolDefinition["function"] = { name, parameters: schema as JsonSchema };
   if (description) fn.description = description;
-  const definition: ToolDefinition = { type: "function", function: fn };
   const zod = isZodSchema(parameters) ? parameters : undefined;
+  // A zod tool checks its own arguments in run(), so the loop's JSON Schema check leaves it alone.
+  const plain: ToolDefinition = { type: "function", function: fn };
+  const definition = zod ? markArgumentsChecked(plain) : plain;
   return Object.freeze({
     name,
     definition,

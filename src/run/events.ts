@@ -24,11 +24,15 @@ import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, T
 import { defaultState, slotOf, type RuntimeState } from "../state/state.js";
 
 export type {
+  ApprovalDecidedEvent,
+  ApprovalRequestedEvent,
   CacheBreakReason,
   DoneEvent,
   EventSettings,
+  InvalidArgumentsEvent,
   NoticeEvent,
   OutputEvent,
+  ResumedEvent,
   RunErrorEvent,
   RunEvent,
   RunEventInput,

@@ -7,27 +7,26 @@
  * not be read), and ids made distinct within the step. {@link runCalls} runs them one after
  * another or together, makes an identical call once, and answers every call with a tool message
  * in the order the calls were made — a stop included, so the transcript it leaves is one an
- * endpoint accepts. {@link preview} cuts a long argument or result for a watcher.
+ * endpoint accepts — unless its `check` holds a call, which leaves that call and every one after
+ * it open for the caller to answer later, in order. {@link preview} cuts a long argument or
+ * result for a watcher.
  */
 
-import type { ToolCall, ToolMessage } from "../shapes/config.js";
+import type { ToolMessage } from "../shapes/config.js";
 import { errorMessage } from "../text/errors.js";
 import type { RunEventInput } from "./events.js";
-import { parseToolArguments, ToolArgumentsError, type ToolCallOutcome, type ToolCallRequest, type ToolCallResult } from "../text/tool-calls.js";
+import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../text/tool-calls.js";
 import { quietly } from "../text/safe-calls.js";
-import { positiveInteger } from "../text/guards.js";
+import { cut, MAX_RESULT_CHARS, preview, readToolResult, text, type ReadCall } from "./run-calls-read.js";
+
+export { MAX_RESULT_CHARS, PREVIEW_CHARS, preview, readCalls, readToolResult } from "./run-calls-read.js";
+export type { ReadCall, ReadCallsOptions } from "./run-calls-read.js";
 
 /** What a call the run was stopped during is answered with. */
 export const STOPPED_DURING_CALL = "Stopped before this call finished.";
 
 /** What a call the run never reached is answered with. */
 export const STOPPED_BEFORE_CALL = "Not run: the run stopped first.";
-
-/** The longest preview a watcher is handed, in characters, unless told otherwise. */
-export const PREVIEW_CHARS = 500;
-
-/** The longest tool result the model is handed, in characters, unless told otherwise. */
-export const MAX_RESULT_CHARS = 100_000;
 
 /**
  * Runs one tool call for the host: the call and a signal that aborts when the run stops.
@@ -39,100 +38,23 @@ export const MAX_RESULT_CHARS = 100_000;
  */
 export type Dispatch = (request: ToolCallRequest, signal: AbortSignal) => unknown;
 
-/** A call as a step read it: what the transcript keeps, what dispatch is handed, and why it cannot run. */
-export interface ReadCall {
-  /** The call as the transcript keeps it: repaired arguments as JSON, `{}` where they could not be read. */
-  call: ToolCall;
-  /** The request as dispatch would be handed it: repaired arguments, the model's own text as `raw`. */
-  request: ToolCallRequest;
-  /** Why the arguments could not be read, where they could not. */
-  error?: ToolArgumentsError;
-}
-
-/** Options for {@link readCalls}. */
-export interface ReadCallsOptions {
-  /** The turn stopped at its token ceiling, so arguments that do not parse were cut off. @default false */
-  truncated?: boolean;
-}
-
-function text(value: unknown): string {
-  return typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
-}
-
-/**
- * Reads a step's tool calls: arguments repaired, unreadable ones replayed as `{}`, ids distinct.
- *
- * Arguments go through parseToolArguments; what still is not an object keeps its
- * ToolArgumentsError (kind `truncated` with `truncated: true`) and is replayed as `{}`, since a
- * server that parses replayed arguments would refuse the originals on every later request. A call
- * with no id, or one already used in the step, is given `call_<index>` (suffixed until distinct).
- *
- * @param calls - The turn's tool calls.
- * @param options - `truncated` when the turn stopped at its ceiling.
- */
-export function readCalls(calls: readonly ToolCall[], options: ReadCallsOptions = {}): ReadCall[] {
-  const list = Array.isArray(calls) ? calls : [];
-  const ids = new Set<string>();
-  return list.map((entry, index) => {
-    const name = text(entry?.function?.name);
-    const raw = typeof entry?.function?.arguments === "string" ? entry.function.arguments : entry?.function?.arguments === undefined ? "" : JSON.stringify(entry.function.arguments) ?? "";
-    let id = text(entry?.id);
-    if (id === "" || ids.has(id)) {
-      let candidate = `call_${index}`;
-      for (let suffix = 1; ids.has(candidate); suffix += 1) candidate = `call_${index}_${suffix}`;
-      id = candidate;
-    }
-    ids.add(id);
-    let args: Record<string, unknown> = {};
-    let error: ToolArgumentsError | undefined;
-    try {
-      args = parseToolArguments(raw, { truncated: options.truncated === true, toolName: name });
-    } catch (caught) {
-      error = ToolArgumentsError.is(caught) ? caught : new ToolArgumentsError({ kind: "malformed", raw, toolName: name, cause: caught });
-    }
-    let replayed = "{}";
-    try {
-      replayed = JSON.stringify(args) ?? "{}";
-    } catch {
-      replayed = "{}";
-    }
-    const read: ReadCall = {
-      call: { id, type: "function", function: { name, arguments: replayed } },
-      request: { id, name, args, raw },
-    };
-    if (error) read.error = error;
-    return read;
-  });
-}
-
-/**
- * Cuts a long argument or result to a length a watcher can show, saying how long it was.
- *
- * A string is cut; anything else is written as JSON first. Text at or under `maxChars` comes back
- * as it is; longer text keeps its head and ends with `… [N chars]`.
- *
- * @param value - The text or value to show.
- * @param maxChars - The most characters to keep. @default 500
- */
-export function preview(value: unknown, maxChars: number = PREVIEW_CHARS): string {
-  let source: string;
-  if (typeof value === "string") source = value;
-  else {
-    try {
-      source = JSON.stringify(value) ?? String(value);
-    } catch {
-      source = Object.prototype.toString.call(value);
-    }
-  }
-  const limit = positiveInteger(maxChars) ?? PREVIEW_CHARS;
-  if (source.length <= limit) return source;
-  return `${source.slice(0, limit)}… [${source.length} chars]`;
-}
-
 /** How a step answers one call: hand it to dispatch (as this request), or answer it here. */
 export type CallRoute =
   | { kind: "dispatch"; request: ToolCallRequest }
   | { kind: "answer"; request?: ToolCallRequest; ok: boolean; content: string };
+
+/**
+ * What a step's check says of a routed call before it is dispatched: run it, answer it here, or
+ * hold it, leaving it open for the caller to answer later.
+ */
+export type CallCheck = { kind: "run" } | { kind: "answer"; ok: boolean; content: string } | { kind: "hold" };
+
+/**
+ * A call {@link runCalls} left open, in call order from the first held one: held by the check,
+ * with the request it was routed to, or answered after a held one, with its outcome, its tool
+ * message not yet written.
+ */
+export type OpenCall = { kind: "held"; request: ToolCallRequest } | { kind: "answered"; outcome: ToolCallOutcome };
 
 /** Options for {@link runCalls}. */
 export interface RunCallsOptions {
@@ -149,6 +71,15 @@ export interface RunCallsOptions {
   dedupe?: boolean | ((request: ToolCallRequest) => boolean);
   /** Decides how a readable call is answered; the default dispatches it as it is. */
   route?: (read: ReadCall) => CallRoute | Promise<CallRoute>;
+  /**
+   * Asked of each call route sends to dispatch, after it is told to onToolCall: run it, answer it
+   * here, or hold it. A held call and every call after it are left open (their results still
+   * land), unless the step stops, which answers a held call {@link STOPPED_BEFORE_CALL}. What it
+   * throws answers the call as failed. Absent runs every call.
+   */
+  check?: (request: ToolCallRequest) => CallCheck | Promise<CallCheck>;
+  /** Tell onToolCall and the events of each call; off for calls already told of. @default true */
+  announce?: boolean;
   /** Told of every call, as dispatch would be handed it (empty args where unreadable); not awaited. */
   onToolCall?: (request: ToolCallRequest) => unknown;
   /** Told of every result, with the whole text the model reads; not awaited. */
@@ -167,10 +98,12 @@ export interface RunCallsOptions {
 
 /** What a step's calls came to. */
 export interface CallsRun {
-  /** One tool message per call, in the order the calls were made. */
+  /** One tool message per call, in the order the calls were made, up to the first held call. */
   messages: ToolMessage[];
-  /** One outcome per call, in the same order. */
+  /** One outcome per call answered, in call order, those left open included. */
   outcomes: ToolCallOutcome[];
+  /** The calls left open, from the first held one on, in call order; empty where none was held. */
+  open: OpenCall[];
   /** The tools that were dispatched (not answered here, not repeats), in order. */
   used: string[];
   /** What stopped the step, where something did: the signal's reason, or what onMessage threw. */
@@ -184,41 +117,15 @@ interface Answer {
   threw?: boolean;
 }
 
-function partsText(parts: unknown[]): string | undefined {
-  if (!parts.every((part) => part && typeof part === "object" && typeof (part as { type?: unknown }).type === "string")) return undefined;
-  return parts
-    .map((part) => {
-      const typed = part as { type: string; text?: unknown };
-      return typed.type === "text" && typeof typed.text === "string" ? typed.text : JSON.stringify(part);
-    })
-    .join("\n");
+/** A call the check held: neither dispatched nor answered. */
+interface Held {
+  readonly held: true;
 }
 
-/** Reads what a dispatch returned as the text the model reads and whether the tool succeeded. */
-export function readToolResult(value: unknown): { ok: boolean; content: string } {
-  if (typeof value === "string") return { ok: true, content: value };
-  if (value === undefined || value === null) return { ok: true, content: "" };
-  if (Array.isArray(value)) {
-    const joined = partsText(value);
-    if (joined !== undefined) return { ok: true, content: joined };
-  } else if (typeof value === "object") {
-    const record = value as { content?: unknown; isError?: unknown };
-    if (Array.isArray(record.content)) {
-      const joined = partsText(record.content);
-      if (joined !== undefined) return { ok: record.isError !== true, content: joined };
-    }
-    if (typeof record.content === "string") return { ok: record.isError !== true, content: record.content };
-  }
-  try {
-    return { ok: true, content: JSON.stringify(value) ?? String(value) };
-  } catch {
-    return { ok: true, content: String(value) };
-  }
-}
+const HELD: Held = Object.freeze({ held: true });
 
-function cut(content: string, maxChars: number): string {
-  if (content.length <= maxChars) return content;
-  return `${content.slice(0, maxChars)}\n[The result was cut here: ${content.length - maxChars} more characters were left out.]`;
+function isHeld(value: object): value is Held {
+  return value === HELD;
 }
 
 function keyOf(request: ToolCallRequest): string {
@@ -239,7 +146,9 @@ function keyOf(request: ToolCallRequest): string {
  * the repeat's own id; two in flight share one request; a call that threw is forgotten, so the
  * repeat is a real retry. Never rejects: a stop (the signal, or onMessage throwing) answers a call
  * in flight {@link STOPPED_DURING_CALL} and one not yet reached {@link STOPPED_BEFORE_CALL}, and
- * is reported as `failure`.
+ * is reported as `failure`. A routed call `check` holds is neither dispatched nor answered: the
+ * calls after it still run, but from it on nothing is written, and all of them come back `open`,
+ * in call order, for the caller to answer.
  *
  * @param reads - The step's calls, from readCalls.
  * @param options - dispatch, the signal, parallel, dedupe, route and the listeners.
@@ -290,13 +199,16 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     return Promise.race([attempt, stopped()]);
   };
 
-  /** Routes a call and tells the watchers of it; answers it here where it is not dispatched. */
-  const prepare = async (index: number): Promise<Answer | ToolCallRequest> => {
+  const announce = options.announce !== false;
+  /** Routes a call and tells the watchers of it; answers it here where it is not dispatched, or holds it. */
+  const prepare = async (index: number): Promise<Answer | ToolCallRequest | Held> => {
     const read = list[index]!;
     if (failure) return { ok: false, content: STOPPED_BEFORE_CALL };
     if (read.error) {
-      quietly(options.onToolCall, { ...read.request, args: {} });
-      emitCall(options, read.request.id, read.request.name, {});
+      if (announce) {
+        quietly(options.onToolCall, { ...read.request, args: {} });
+        emitCall(options, read.request.id, read.request.name, {});
+      }
       return { ok: false, content: read.error.message };
     }
     let route: CallRoute;
@@ -307,10 +219,23 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     }
     const request = route.request ?? read.request;
     requests[index] = request;
-    quietly(options.onToolCall, request);
-    emitCall(options, request.id, request.name, request.args);
+    if (announce) {
+      quietly(options.onToolCall, request);
+      emitCall(options, request.id, request.name, request.args);
+    }
     if (route.kind === "answer") return { ok: route.ok, content: text(route.content) };
     if (failure) return { ok: false, content: STOPPED_BEFORE_CALL };
+    if (options.check) {
+      let verdict: CallCheck;
+      try {
+        verdict = await options.check(request);
+      } catch (error) {
+        verdict = { kind: "answer", ok: false, content: errorMessage(error) };
+      }
+      if (verdict?.kind === "hold") return HELD;
+      if (verdict?.kind === "answer") return { ok: verdict.ok === true, content: text(verdict.content) };
+      if (failure) return { ok: false, content: STOPPED_BEFORE_CALL };
+    }
     return request;
   };
 
@@ -332,13 +257,11 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     return attempt;
   };
 
-  const answer = async (index: number): Promise<Answer> => {
-    const prepared = await prepare(index);
-    return "args" in prepared ? execute(prepared) : prepared;
-  };
-
   const messages: ToolMessage[] = [];
-  const outcomes: ToolCallOutcome[] = [];
+  /** Each call's outcome once it is answered, by index. */
+  const outcomes: Array<ToolCallOutcome | undefined> = [];
+  /** The calls left open so far, each with its index, in call order. */
+  const open: Array<{ index: number; call: OpenCall }> = [];
   /** Tells the watchers of a result the moment it lands, and shapes what the transcript keeps. */
   const land = (index: number, outcome: Answer): ToolCallOutcome => {
     const request = requests[index]!;
@@ -353,7 +276,6 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
   };
   /** Writes a landed result into the transcript, in call order, and waits for onMessage. */
   const write = async (index: number, entry: ToolCallOutcome): Promise<void> => {
-    outcomes.push(entry);
     const message: ToolMessage = { role: "tool", tool_call_id: list[index]!.call.id, content: entry.content };
     messages.push(message);
     if (options.onMessage) {
@@ -365,23 +287,50 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     }
   };
 
+  /** Keeps a call's outcome, and writes it, or leaves it open behind a held call. */
+  const settle = async (index: number, entry: ToolCallOutcome | Held): Promise<void> => {
+    if (isHeld(entry)) {
+      open.push({ index, call: { kind: "held", request: requests[index]! } });
+      return;
+    }
+    outcomes[index] = entry;
+    if (open.length > 0) open.push({ index, call: { kind: "answered", outcome: entry } });
+    else await write(index, entry);
+  };
+
   try {
     if (options.parallel) {
-      const pending: Promise<ToolCallOutcome>[] = [];
+      const pending: Promise<ToolCallOutcome | Held>[] = [];
       for (let index = 0; index < list.length; index += 1) {
         // Routed in call order, so a load is seen by the calls after it; dispatched together.
         const prepared = await prepare(index);
-        const answered = "args" in prepared ? execute(prepared) : Promise.resolve(prepared);
-        pending.push(answered.then((outcome) => land(index, outcome)));
+        if (isHeld(prepared)) pending.push(Promise.resolve(HELD));
+        else pending.push(("args" in prepared ? execute(prepared) : Promise.resolve(prepared)).then((outcome) => land(index, outcome)));
       }
-      for (let index = 0; index < list.length; index += 1) await write(index, await pending[index]!);
+      for (let index = 0; index < list.length; index += 1) await settle(index, await pending[index]!);
     } else {
-      for (let index = 0; index < list.length; index += 1) await write(index, land(index, await answer(index)));
+      for (let index = 0; index < list.length; index += 1) {
+        const prepared = await prepare(index);
+        await settle(index, isHeld(prepared) ? HELD : land(index, "args" in prepared ? await execute(prepared) : prepared));
+      }
+    }
+    // A step that stops answers what it held, so the transcript it leaves is still whole.
+    if (failure && open.length > 0) {
+      for (const { index, call } of open.splice(0)) {
+        const entry = call.kind === "answered" ? call.outcome : land(index, { ok: false, content: STOPPED_BEFORE_CALL });
+        outcomes[index] = entry;
+        await write(index, entry);
+      }
     }
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
-  const done: CallsRun = { messages, outcomes, used };
+  const done: CallsRun = {
+    messages,
+    outcomes: outcomes.filter((entry): entry is ToolCallOutcome => entry !== undefined),
+    used,
+    open: open.map((entry) => entry.call),
+  };
   if (failure) done.failure = failure;
   return done;
 }

@@ -53,6 +53,16 @@ export interface RunMetrics {
   errors: number;
   /** `notice` events. */
   notices: number;
+  /** Calls answered with their argument issues instead of run: `invalid-arguments` events. */
+  invalidArguments: number;
+  /** Calls held for a person: `approval-requested` events. */
+  approvalsRequested: number;
+  /** Held calls a person allowed: `approval-decided` events that approved. */
+  approvalsGranted: number;
+  /** Calls denied, by the approve policy or by a person: `approval-decided` events that did not approve. */
+  approvalsDenied: number;
+  /** Times the run was taken up again after awaiting approval: `resumed` events. */
+  resumes: number;
   /** How the run ended: its `done` event's outcome, or, where `done` gave none, `failed` after an error event and `answered` otherwise; `unfinished` with no `done`. */
   outcome: RunOutcome | "unfinished";
   /** Reasoning tokens, summed over the turns that reported them. */
@@ -103,8 +113,9 @@ class Sum {
 /**
  * Adds a run up from its events: tokens, cache hits and breaks, prefill, decode and tool time, the slowest turn, time to first token, draft acceptance, the largest prompt, turns cut off, tool errors and the outcome.
  *
- * Reads `usage`, `tool-call`, `tool-result`, `notice`, `error` and `done` events and skips
- * anything else, malformed events included. Token totals come from the latest usage event,
+ * Reads `usage`, `tool-call`, `tool-result`, `notice`, `invalid-arguments`, the approval
+ * events, `resumed`, `error` and `done` events and skips anything else, malformed events
+ * included; a run that stopped awaiting approval has the outcome `awaiting-approval`. Token totals come from the latest usage event,
  * which carries the run so far, so a trimmed backlog still adds up (summed over the turns where
  * no usage event carried totals); the per-turn figures are over the turns present. It cannot tell whether a failed run was stopped, errored or ran out of tool
  * iterations, nor whether the host compacted: none of that is in the events.
@@ -129,6 +140,11 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
     toolErrorsByName: {},
     errors: 0,
     notices: 0,
+    invalidArguments: 0,
+    approvalsRequested: 0,
+    approvalsGranted: 0,
+    approvalsDenied: 0,
+    resumes: 0,
     outcome: "unfinished",
   };
   const reasoning = new Sum();
@@ -226,6 +242,19 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
         break;
       case "notice":
         metrics.notices++;
+        break;
+      case "invalid-arguments":
+        metrics.invalidArguments++;
+        break;
+      case "approval-requested":
+        metrics.approvalsRequested++;
+        break;
+      case "approval-decided":
+        if (event.approved === true) metrics.approvalsGranted++;
+        else if (event.approved === false) metrics.approvalsDenied++;
+        break;
+      case "resumed":
+        metrics.resumes++;
         break;
       case "error":
         metrics.errors++;

@@ -59,8 +59,13 @@ export interface RunTotals {
 }
 
 
-/** How a run ended, as its `done` event says. */
-export type RunOutcome = "answered" | "failed" | "stopped";
+/**
+ * How a run ended, as its `done` event says.
+ *
+ * `awaiting-approval` is a run that stopped before calls a person has to allow, to be continued
+ * by resumeAgentLoop.
+ */
+export type RunOutcome = "answered" | "failed" | "stopped" | "awaiting-approval";
 
 /** Answer text as it streams. */
 export interface OutputEvent {
@@ -93,6 +98,55 @@ export interface ToolResultEvent {
   content: string;
   /** How long the tool took, in milliseconds, where it was timed. */
   durationMs?: number;
+}
+
+/**
+ * A call's arguments did not match its tool's JSON Schema: the model is answered with these
+ * issues, as the call's failed result, and the tool is not run.
+ */
+export interface InvalidArgumentsEvent {
+  kind: "invalid-arguments";
+  /** The id of the call. */
+  id: string;
+  name: string;
+  /** Each issue as one short line, `path: what is wrong`. */
+  issues: string[];
+}
+
+/** A call is held for a person to allow or deny; the run stops before it, awaiting approval. */
+export interface ApprovalRequestedEvent {
+  kind: "approval-requested";
+  /** The id of the call, which the decision names. */
+  id: string;
+  name: string;
+  /** A preview of the arguments. */
+  args: string;
+}
+
+/**
+ * A call was allowed or denied: denied by the run's approve policy, or decided by a person
+ * when the run was resumed.
+ */
+export interface ApprovalDecidedEvent {
+  kind: "approval-decided";
+  /** The id of the call. */
+  id: string;
+  name: string;
+  /** Whether the call may run. */
+  approved: boolean;
+  /** Who decided: the approve policy as the step ran, or a person's decision passed to resumeAgentLoop. */
+  by: "policy" | "person";
+  /** The reason a denial gave, which the model reads. */
+  reason?: string;
+}
+
+/** A paused run was taken up again: the first event of the run resumeAgentLoop continues it with. */
+export interface ResumedEvent {
+  kind: "resumed";
+  /** The step whose calls were awaiting approval, from 0. */
+  step: number;
+  /** How many calls were awaiting a decision. */
+  pending: number;
 }
 
 /** A turn ended: the run's totals so far, that turn's own metrics, and the ledger where one is kept. */
@@ -129,8 +183,9 @@ export interface DoneEvent {
 /**
  * What `emit` is handed: one event without its `seq` and `at`, which the bus assigns.
  *
- * A union on `kind`. Text-bearing kinds carry `text`; the tool kinds carry the call's `id` so a
- * result can be matched to its call, with `args` and `content` already cut for display.
+ * A union on `kind`. Text-bearing kinds carry `text`; the tool kinds (the approval and
+ * argument-check kinds among them) carry the call's `id` so a result can be matched to its call,
+ * with `args` and `content` already cut for display.
  */
 export type RunEventInput =
   | OutputEvent
@@ -138,6 +193,10 @@ export type RunEventInput =
   | ToolCallEvent
   | ToolResultEvent
   | UsageEvent
+  | InvalidArgumentsEvent
+  | ApprovalRequestedEvent
+  | ApprovalDecidedEvent
+  | ResumedEvent
   | NoticeEvent
   | RunErrorEvent
   | DoneEvent;

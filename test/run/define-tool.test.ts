@@ -4,6 +4,7 @@ import * as mini from "zod/mini";
 import { defineTool, toolset, ToolNotFound, TOOL_NAME_PATTERN, type Toolset } from "../../src/run/define-tool.js";
 import { runAgentLoopIn } from "../../src/run/agent-loop.js";
 import { readToolResult } from "../../src/run/run-calls.js";
+import { argumentsChecked } from "../../src/run/argument-validation.js";
 import { clearState, createState } from "../../src/state/state.js";
 import type { ToolCallRequest } from "../../src/text/tool-calls.js";
 import type { ToolDefinition } from "../../src/shapes/config.js";
@@ -21,6 +22,14 @@ const weather = defineTool({
 });
 
 describe("defineTool", () => {
+  it("leaves a zod tool's arguments to its own check and a JSON Schema tool's to the loop's", () => {
+    const typed = defineTool({ name: "typed", parameters: z.object({ path: z.string() }), execute: () => "ok" });
+    const plain = defineTool({ name: "plain", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: () => "ok" });
+    expect(argumentsChecked(typed.definition)).toBe(true);
+    expect(argumentsChecked(plain.definition)).toBe(false);
+    expect(JSON.parse(JSON.stringify(typed.definition))).toEqual({ type: "function", function: { name: "typed", parameters: expect.objectContaining({ type: "object" }) } });
+  });
+
   it("declares a zod schema as its input-side JSON Schema, with no $schema key", () => {
     expect(weather.definition).toEqual({
       type: "function",

@@ -532,6 +532,11 @@ describe("runMetrics", () => {
       toolErrorsByName: {},
       errors: 0,
       notices: 1,
+      invalidArguments: 0,
+      approvalsRequested: 0,
+      approvalsGranted: 0,
+      approvalsDenied: 0,
+      resumes: 0,
       outcome: "unfinished",
       durationMs: 950,
     });

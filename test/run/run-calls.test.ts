@@ -279,3 +279,64 @@ describe("readToolResult", () => {
     expect(readToolResult({ content: "x", isError: true })).toEqual({ ok: false, content: "x" });
   });
 });
+
+describe("runCalls' check", () => {
+  const names = (ids: string[]) => ids.map((id) => call(id, `tool_${id}`, "{}"));
+
+  for (const parallel of [false, true]) {
+    it(`leaves a held call and every one after it open, the later ones still run${parallel ? ", together" : ""}`, async () => {
+      const ran: string[] = [];
+      const run = await runCalls(readCalls(names(["1", "2", "3", "4"])), {
+        parallel,
+        dispatch: ({ id }) => {
+          ran.push(id);
+          return `ran ${id}`;
+        },
+        check: ({ id }) => (id === "2" ? { kind: "hold" } : id === "4" ? { kind: "answer", ok: false, content: "denied" } : { kind: "run" }),
+      });
+      expect(ran.sort()).toEqual(["1", "3"]);
+      expect(run.messages).toEqual([{ role: "tool", tool_call_id: "1", content: "ran 1" }]);
+      expect(run.open.map((entry) => (entry.kind === "held" ? ["held", entry.request.id] : ["answered", entry.outcome.id, entry.outcome.content]))).toEqual([
+        ["held", "2"],
+        ["answered", "3", "ran 3"],
+        ["answered", "4", "denied"],
+      ]);
+      expect(run.outcomes.map((entry) => entry.id)).toEqual(["1", "3", "4"]);
+    });
+  }
+
+  it("answers a held call as not run once the step stops, so the transcript stays whole", async () => {
+    const stop = new AbortController();
+    const calls = names(["1", "2", "3"]);
+    const run = await runCalls(readCalls(calls), {
+      signal: stop.signal,
+      dispatch: ({ id }) => {
+        if (id === "3") stop.abort(new Error("stopped"));
+        return `ran ${id}`;
+      },
+      check: ({ id }) => (id === "1" ? { kind: "hold" } : { kind: "run" }),
+    });
+    expect(run.failure).toBeDefined();
+    expect(run.open).toEqual([]);
+    expect(run.messages[0]).toEqual({ role: "tool", tool_call_id: "1", content: STOPPED_BEFORE_CALL });
+    expect(validateTranscript(transcript(calls, run.messages))).toEqual([]);
+  });
+
+  it("answers a call whose check throws as failed, and tells nothing of calls announce: false says were told of", async () => {
+    const told: string[] = [];
+    const events: string[] = [];
+    const run = await runCalls(readCalls(names(["1", "2"])), {
+      announce: false,
+      dispatch: () => "fine",
+      check: ({ id }) => {
+        if (id === "1") throw new Error("policy broke");
+        return { kind: "run" };
+      },
+      onToolCall: (request) => told.push(request.id),
+      onEvent: (event) => events.push(event.kind),
+    });
+    expect(run.messages.map((message) => message.content)).toEqual(["policy broke", "fine"]);
+    expect(told).toEqual([]);
+    expect(events).toEqual(["tool-result", "tool-result"]);
+  });
+});

@@ -1,13 +1,16 @@
 /**
  * @module run/agent-loop/calls
  * The model's side of a step in the transcript — its reply, with the calls it made — and those
- * calls run, each answered, with what they used noted for the next run.
+ * calls run, each answered (or, where the approve policy holds one, left open from it on), with
+ * what they used noted for the next run.
  */
 
 import type { AssistantMessage, ToolMessage, Turn } from "../../shapes/config.js";
+import type { ToolCallRequest } from "../../text/tool-calls.js";
 import { omitOptionalNulls } from "../../text/schema-compat.js";
 import { quietly } from "../../text/safe-calls.js";
-import { readCalls, runCalls, STOPPED_BEFORE_CALL, type ReadCall } from "../run-calls.js";
+import { readCalls, runCalls, STOPPED_BEFORE_CALL, type CallsRun, type OpenCall, type ReadCall } from "../run-calls.js";
+import { stepCheck } from "./checks.js";
 import type { LoopRun } from "./run.js";
 
 /**
@@ -38,18 +41,37 @@ async function answerUnrun(run: LoopRun, reads: readonly ReadCall[], step: numbe
   }
 }
 
-/** Runs a step's calls, answering each in the transcript; throws the failure that stopped them. @internal */
-export async function handleCalls(run: LoopRun, reads: readonly ReadCall[], step: number): Promise<void> {
+/** Hands a call to the host's dispatch, with the nulls a strict server made the model send for optional properties left out. @internal */
+export function dispatchFor(run: LoopRun): (request: ToolCallRequest, signal: AbortSignal) => unknown {
+  const { options, tools } = run;
+  return (request, callSignal) =>
+    options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal);
+}
+
+/** Notes what a step's calls used, for what carries into the next run. @internal */
+export function noteUsed(run: LoopRun, outcome: CallsRun): void {
+  for (const name of outcome.used) {
+    run.tools.touch(name);
+    if (!run.used.includes(name)) run.used.push(name);
+  }
+}
+
+/**
+ * Runs a step's calls, answering each in the transcript, and returns the calls left open where
+ * one waits for a person (empty otherwise); throws the failure that stopped them. @internal
+ */
+export async function handleCalls(run: LoopRun, reads: readonly ReadCall[], step: number): Promise<OpenCall[]> {
   const { options, settings, tools } = run;
   const signal = options.signal;
+  const check = stepCheck(run);
   const outcome = await runCalls(reads, {
-    dispatch: (request, callSignal) =>
-      options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal),
+    dispatch: dispatchFor(run),
     ...(signal ? { signal } : {}),
     parallel: settings.parallel,
     // runCalls' documented name for dedupeToolCalls.
     dedupe: settings.dedupeToolCalls,
     route: (read) => tools.route(read, run.transcript),
+    ...(check ? { check } : {}),
     onToolCall: (request) => quietly(options.onToolCall, request),
     onToolResult: (result) => quietly(options.onToolResult, result),
     onMessage: (message) => run.tell(message, step),
@@ -58,9 +80,7 @@ export async function handleCalls(run: LoopRun, reads: readonly ReadCall[], step
   });
   tools.endStep();
   run.toolCalls.push(...outcome.outcomes);
-  for (const name of outcome.used) {
-    tools.touch(name);
-    if (!run.used.includes(name)) run.used.push(name);
-  }
+  noteUsed(run, outcome);
   if (outcome.failure) throw outcome.failure.error;
+  return outcome.open;
 }

@@ -1,13 +1,16 @@
 /**
  * @module run/agent-loop/finish
- * How a run ends: answered, with its result, its metrics and the afterTurn hooks told; or
- * failed, as one of the errors the run documents, carrying the run as it stood.
+ * How a run ends: answered, with its result, its metrics and the afterTurn hooks told; stopped
+ * before calls that wait for a person, with those calls and the state to resume from; or failed,
+ * as one of the errors the run documents, carrying the run as it stood.
  */
 
 import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit } from "../../text/errors.js";
 import { ContextOverflow } from "../../text/retry.js";
 import { notify } from "../hooks.js";
+import type { OpenCall } from "../run-calls.js";
 import { runMetrics } from "../run-metrics.js";
+import { captureRunState } from "./capture.js";
 import type { AgentLoopResult } from "./options.js";
 import type { LoopRun } from "./run.js";
 
@@ -15,9 +18,27 @@ import type { LoopRun } from "./run.js";
 export function finish(run: LoopRun): AgentLoopResult {
   const afterTurn = tellAfterTurn(run);
   run.onEvent({ kind: "done", outcome: "answered" });
+  return resultOf(run, afterTurn);
+}
+
+/**
+ * Ends a run before the calls of `step` that wait for a person: saves what resuming needs,
+ * emits `done` as `awaiting-approval`, and hands back the waiting calls and the state; the
+ * afterTurn hooks, with no answer to be told, are not told. @internal
+ */
+export function pause(run: LoopRun, open: readonly OpenCall[], step: number): AgentLoopResult {
+  const state = captureRunState(run, open, step);
+  run.onEvent({ kind: "done", outcome: "awaiting-approval" });
+  const pending = state.open.flatMap((entry) => (entry.kind === "held" ? [entry.request] : []));
+  return { ...resultOf(run, Promise.resolve([])), status: "awaiting-approval", pending, state };
+}
+
+function resultOf(run: LoopRun, afterTurn: Promise<string[]>): AgentLoopResult {
   const { account, tools, settings } = run;
   const { contextLength } = settings;
   return {
+    status: "answered",
+    pending: [],
     turn: run.lastTurn!,
     messages: run.transcript,
     usage: { ...account.totals },

@@ -14,6 +14,8 @@ import type { RequestBody, ToolOrder } from "../../wire/request-body.js";
 import type { Dispatch } from "../run-calls.js";
 import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../../text/tool-calls.js";
 import type { PreselectTools } from "./preselection.js";
+import type { ApprovalDecisions, ApprovePolicy } from "../approval.js";
+import type { RunState } from "../run-state.js";
 
 /** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
 export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
@@ -108,6 +110,23 @@ export interface AgentLoopOptions {
   preselect?: boolean;
   /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
   compact?: boolean;
+  /**
+   * Asked of each call the model makes whether it runs (`allow`), is answered as denied (`deny`,
+   * or `{ deny: reason }`), or waits for a person (`ask`); handed the call as dispatch would be,
+   * after its arguments were checked. A step with calls that wait runs the others and stops
+   * before them, the result `awaiting-approval`, to be continued with resumeAgentLoop. The loop's
+   * own load_tools is never asked about.
+   * @default every call runs
+   */
+  approve?: ApprovePolicy;
+  /**
+   * Check each call's arguments against its tool's JSON Schema (draft 2020-12, the schema as
+   * declared, never a strict or grammar rewrite of it) before it runs; arguments that do not
+   * match are answered with the issues and not dispatched. A tool marked with
+   * markArgumentsChecked is left to check its own.
+   * @default true
+   */
+  validateArguments?: boolean;
   /** The ledger a previous run handed back, to continue. */
   ledger?: readonly LedgerEntry[];
   /** The side-task functions `preselect` and `compact` call. */
@@ -132,14 +151,39 @@ export interface AgentLoopOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** The metrics a run returns: runMetrics over its events, the load counts, and each turn's own. */
+/**
+ * The metrics a run returns: runMetrics over its events, the load counts, and each turn's own.
+ *
+ * A resumed run's metrics are over the events it emitted itself, from `resumed` on; its token
+ * totals, like its `usage`, are the whole run's.
+ */
 export interface AgentLoopMetrics extends RunMetrics {
   /** Each turn's metrics, in order, as its usage event carried them. */
   turnMetrics: TurnMetrics[];
 }
 
+/** Options for {@link resumeAgentLoop}: the stored state, a person's decisions, and the options the run was started with. */
+export interface ResumeAgentLoopOptions extends Omit<AgentLoopOptions, "messages" | "preselected" | "preselectRouting" | "preselect" | "loaded" | "ledger"> {
+  /** The state a result awaiting approval handed back, as the object or as its JSON text. */
+  state: RunState | string;
+  /**
+   * The decisions, by call id: `true` runs the call, `{ deny: reason }` answers it as denied with
+   * the reason; a waiting call left out keeps waiting.
+   */
+  decisions?: ApprovalDecisions;
+}
+
+/** How a run came back: answered, or stopped before calls that wait for a person. */
+export type AgentLoopStatus = "answered" | "awaiting-approval";
+
 /** What runAgentLoop hands back. */
 export interface AgentLoopResult {
+  /** `answered`, or `awaiting-approval` where the run stopped before calls that wait for a person. */
+  status: AgentLoopStatus;
+  /** The calls waiting for a person, as dispatch would be handed them (repaired arguments); empty where none wait. */
+  pending: ToolCallRequest[];
+  /** What resumeAgentLoop continues the run from: plain JSON, present only while calls wait. */
+  state?: RunState;
   /** The last turn, as the run saw it (recovered calls folded in). */
   turn: Turn;
   /** The transcript passed in plus what the run added, the question as typed. */
@@ -158,7 +202,7 @@ export interface AgentLoopResult {
   context: string;
   /** The preface said above it. */
   preface: string;
-  /** The afterTurn hooks' notes; the loop does not wait for them. */
+  /** The afterTurn hooks' notes; the loop does not wait for them, and a run awaiting approval tells them nothing yet. */
   afterTurn: Promise<string[]>;
   /** The token ledger, to pass back as `ledger` next time. */
   ledger: LedgerEntry[];

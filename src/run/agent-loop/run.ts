@@ -16,6 +16,8 @@ import { capabilitiesForIn, type EndpointCapabilities } from "../../wire/capabil
 import { getClientIn } from "../../wire/client.js";
 import type { RuntimeState } from "../../state/state.js";
 import { rebaseLedger } from "../ledger.js";
+import { createArgumentChecker, type ArgumentChecker } from "../argument-validation.js";
+import type { RunState } from "../run-state.js";
 import type { AgentLoopConfig, AgentLoopOptions } from "./options.js";
 import { resolveSettings, type LoopSettings } from "./settings.js";
 import { createRunTools, type RunTools } from "./tools.js";
@@ -34,6 +36,8 @@ export interface LoopRun {
   readonly account: UsageAccount;
   /** When the run started, on the run's clock: what `metrics.durationMs` counts from. */
   readonly startedAt: number;
+  /** Checks each call's arguments against its tool's schema; absent with `validateArguments: false`. */
+  readonly checker: ArgumentChecker | undefined;
   /** The events the run's metrics are added up from: every one but the streamed text. */
   readonly events: RunEvent[];
   /** The transcript passed in plus what the run appended; replaced whole when it is rewritten. */
@@ -92,31 +96,38 @@ export function textOf(message: Message | undefined): string {
 
 /**
  * Opens a run: reads its options defensively, so even a call with nothing valid in it goes on
- * to fail as an AgentLoopError, and resolves its settings. Never throws. @internal
+ * to fail as an AgentLoopError, and resolves its settings. A resumed run opens from its saved
+ * state instead of its options' messages, ledger and loads: the transcript, the question, what
+ * it loaded and used, its shortlist, hook context and accounting as they stood. Never throws.
+ * @internal
  */
-export function openRun(state: RuntimeState, given: AgentLoopOptions): LoopRun {
+export function openRun(state: RuntimeState, given: AgentLoopOptions, saved?: RunState): LoopRun {
   const options = (given && typeof given === "object" ? given : {}) as AgentLoopOptions;
   const config = (options.config && typeof options.config === "object" ? options.config : {}) as AgentLoopConfig;
   const settings = resolveSettings(options, config);
-  const transcript: Message[] = Array.isArray(options.messages) ? options.messages.slice() : [];
+  const transcript: Message[] = saved ? saved.messages.slice() : Array.isArray(options.messages) ? options.messages.slice() : [];
+  const account = saved
+    ? createUsageAccount(saved.ledger, { totals: saved.usage, ...(saved.budget.used !== undefined ? { used: saved.budget.used } : {}), ...saved.cache })
+    : createUsageAccount(options.ledger);
   const run: LoopRun = {
     state,
     options,
     config,
     settings,
-    tools: createRunTools(settings.toolDiscovery, settings.system, options.tools, options.catalog, options.loaded),
-    account: createUsageAccount(options.ledger),
+    tools: createRunTools(settings.toolDiscovery, settings.system, options.tools, options.catalog, options.loaded, saved?.tools),
+    account,
     startedAt: settings.now(),
+    checker: settings.validateArguments ? createArgumentChecker(state, (text) => run.onNotice(text)) : undefined,
     events: [],
     transcript,
-    question: transcript[lastUserIndex(transcript)],
-    toolCalls: [],
-    used: [],
-    shortlist: [],
-    context: "",
-    preface: "",
-    lastTurn: undefined,
-    compactionWarned: false,
+    question: saved ? (saved.question >= 0 ? transcript[saved.question] : undefined) : transcript[lastUserIndex(transcript)],
+    toolCalls: saved ? saved.toolCalls.slice() : [],
+    used: saved ? saved.used.slice() : [],
+    shortlist: saved ? saved.shortlist.slice() : [],
+    context: saved?.hooks.context ?? "",
+    preface: saved?.hooks.preface ?? "",
+    lastTurn: saved?.turn,
+    compactionWarned: saved?.compactionWarned ?? false,
     onEvent(event) {
       if (event.kind !== "output" && event.kind !== "thinking") run.events.push({ ...event, seq: run.events.length + 1, at: settings.now() });
       quietly(options.onEvent, event);

@@ -10,6 +10,7 @@
 
 import type { ToolCallRequest } from "../../text/tool-calls.js";
 import type { ToolOrder } from "../../wire/request-body.js";
+import type { ApprovePolicy } from "../approval.js";
 import type { HookEventName } from "../hooks.js";
 import { nonNegativeNumber, positiveNumber } from "../../text/guards.js";
 import type { AgentLoopConfig, AgentLoopHooks, AgentLoopOptions } from "./options.js";
@@ -62,6 +63,10 @@ export interface LoopSettings {
   preselect: boolean;
   /** Fold the transcript once the window is filling. @default false */
   compact: boolean;
+  /** Asked of each call whether it runs, is denied or waits for a person; absent runs every call. */
+  approve?: ApprovePolicy;
+  /** Check each call's arguments against its tool's JSON Schema before it runs. @default true */
+  validateArguments: boolean;
   /** The hooks, where the run has a runner; absent runs none. */
   hooks?: LoopHooks;
   /**
@@ -88,6 +93,7 @@ export const LOOP_DEFAULTS = Object.freeze({
   maxContinuations: 0,
   preselect: false,
   compact: false,
+  validateArguments: true,
   now: Date.now,
 } as const) satisfies Partial<LoopSettings>;
 
@@ -129,6 +135,8 @@ export function resolveSettings(options: AgentLoopOptions, config: AgentLoopConf
     maxContinuations: continuations === undefined ? undefined : Math.floor(continuations),
     preselect: options.preselect === true ? true : undefined,
     compact: options.compact ? true : undefined,
+    approve: typeof options.approve === "function" ? options.approve : undefined,
+    validateArguments: options.validateArguments === false ? false : undefined,
     hooks: readHooks(options.hooks),
     now: typeof options.now === "function" ? options.now : undefined,
     sleep: typeof options.sleep === "function" ? options.sleep : undefined,

@@ -75,6 +75,16 @@ export interface RunTools {
   touch(name: string): void;
   /** What carries into the next run (on-demand mode); empty otherwise. */
   carried(): string[];
+  /** What was loaded, in load order, and the same names most recently used last, for a paused run's state. */
+  saved(): { loaded: string[]; recent: string[] };
+}
+
+/** What a paused run's state carries of its tools, for the run that resumes it. */
+export interface RestoredTools {
+  /** The tools loaded, in load order. */
+  loaded: readonly string[];
+  /** The same names, most recently used last. */
+  recent: readonly string[];
 }
 
 function joinSystem(system: string, catalogText: string): string {
@@ -82,13 +92,17 @@ function joinSystem(system: string, catalogText: string): string {
   return system ? `${system}\n\n${catalogText}` : catalogText;
 }
 
-/** Builds the loop's view of a run's tools. @internal */
+/**
+ * Builds the loop's view of a run's tools; a resumed run's `restored` loads take the place of
+ * what was carried in, held to the tools that still have a definition. @internal
+ */
 export function createRunTools(
   mode: ToolDiscovery,
   system: string,
   tools: readonly ToolDefinition[] | undefined,
   catalog: readonly CatalogServer[] | undefined,
   carried: readonly string[] | undefined,
+  restored?: RestoredTools,
 ): RunTools {
   const definitions = new Map<string, ToolDefinition>();
   for (const tool of Array.isArray(tools) ? tools : []) {
@@ -104,8 +118,9 @@ export function createRunTools(
   const loadableSet = new Set(loadable);
   const catalogText = mode === "eager" ? "" : describeCatalog(held);
   const fullSystem = joinSystem(system, catalogText);
-  const loaded: string[] = mode === "ondemand" ? carryOver(carried).filter((name) => loadableSet.has(name) || definitions.has(name)) : [];
-  const recency: string[] = loaded.slice();
+  const reachable = (name: unknown): name is string => typeof name === "string" && (loadableSet.has(name) || definitions.has(name));
+  const loaded: string[] = mode !== "ondemand" ? [] : restored ? [...new Set(restored.loaded)].filter(reachable) : carryOver(carried).filter(reachable);
+  const recency: string[] = restored && mode === "ondemand" ? [...new Set(restored.recent)].filter(reachable) : loaded.slice();
   const counts: LoadCounts = { toolsLoaded: 0, redundantLoads: 0, unknownToolNames: [] };
   let stepDefined: string[] = [];
 
@@ -227,6 +242,9 @@ export function createRunTools(
     touch,
     carried() {
       return mode === "ondemand" ? carryOver(recency) : [];
+    },
+    saved() {
+      return { loaded: loaded.slice(), recent: recency.slice() };
     },
   };
 }

@@ -9,6 +9,8 @@ import { recordRequest, type LedgerEntry, type LedgerRequest } from "../ledger.j
 import { contextTokens, toolTokens } from "../../text/tokens.js";
 import type { CacheBreakReason, RunTotals, TurnMetrics } from "../../shapes/event-types.js";
 import { jsonKey } from "../../text/safe-calls.js";
+import type { LedgerRequestPrint, SentRequestPrint } from "../run-state.js";
+import { leadingSystem, ledgerFromPrint, printLedgerRequest, printSentRequest, reasonFromPrint } from "./usage-print.js";
 
 /** A cache hit short of this share of the previous prompt is a broken cache. */
 const CACHE_HOLDS = 0.9;
@@ -35,16 +37,6 @@ export interface AccountedStep {
   first: TurnUsage;
   /** The model's calibrated characters per token. */
   charsPerToken: number;
-}
-
-function leadingSystem(messages: readonly Message[]): Message[] {
-  const head: Message[] = [];
-  for (const message of messages) {
-    const role = (message as { role?: unknown } | undefined)?.role;
-    if (role !== "system" && role !== "developer") break;
-    head.push(message);
-  }
-  return head;
 }
 
 /**
@@ -78,16 +70,35 @@ export interface UsageAccount {
   record(step: AccountedStep): TurnMetrics;
   /** Moves the ledger onto a rewritten transcript. */
   replaceLedger(ledger: LedgerEntry[]): void;
+  /** The last request sent and the one behind the ledger's last entry, as digests, for a paused run's state. */
+  prints(): { sent?: SentRequestPrint; recorded?: LedgerRequestPrint };
 }
 
-/** Starts the accounting for a run, continuing the ledger a host passed back. @internal */
-export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): UsageAccount {
-  const totals: RunTotals = { prompt: 0, completion: 0, total: 0, cached: 0 };
+/** What a paused run's state carries of its accounting, for the run that resumes it. */
+export interface RestoredUsage {
+  totals: RunTotals;
+  /** The prompt the last request reported. */
+  used?: number;
+  /** The last request sent, as digests. */
+  sent?: SentRequestPrint;
+  /** The request behind the ledger's last entry, as digests. */
+  recorded?: LedgerRequestPrint;
+}
+
+/**
+ * Starts the accounting for a run, continuing the ledger a host passed back, and, for a resumed
+ * run, the totals, the last prompt and the last requests' digests its state carried. @internal
+ */
+export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, restored?: RestoredUsage): UsageAccount {
+  const totals: RunTotals = restored ? { ...restored.totals } : { prompt: 0, completion: 0, total: 0, cached: 0 };
   const turns: TurnMetrics[] = [];
   let entries: LedgerEntry[] = Array.isArray(ledger) ? ledger.slice() : [];
   let previous: { sent: SentRequest; prompt: number; completion: number } | undefined;
   let recorded: LedgerRequest | undefined;
-  let used: number | undefined;
+  let used: number | undefined = restored?.used;
+  // Stand in for previous and recorded until the resumed run has its own.
+  let sentPrint = restored?.sent;
+  let recordedPrint = restored?.recorded;
   return {
     totals,
     get ledger() {
@@ -100,6 +111,12 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): 
     replaceLedger(next) {
       entries = next;
       recorded = undefined;
+      recordedPrint = undefined;
+    },
+    prints() {
+      const sent = previous ? printSentRequest(previous.sent, previous.prompt, previous.completion) : sentPrint;
+      const last = recorded ? printLedgerRequest(recorded) : recordedPrint;
+      return { ...(sent ? { sent } : {}), ...(last ? { recorded: last } : {}) };
     },
     record({ sent, transcript, system, turn, first, charsPerToken }) {
       const usage = turn.usage;
@@ -113,13 +130,15 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): 
         toolsDeclared: sent.tools?.length ?? 0,
         toolSchemaTokens: toolTokens(sent.tools, { charsPerToken }),
       };
-      if (previous && previous.prompt > 0) {
-        metrics.cacheExpected = previous.prompt + previous.completion;
+      const before = previous ?? sentPrint;
+      if (before && before.prompt > 0) {
+        metrics.cacheExpected = before.prompt + before.completion;
         if (first.uncached !== undefined) {
-          metrics.cacheBroken = first.cached < CACHE_HOLDS * previous.prompt;
-          if (metrics.cacheBroken) metrics.cacheBreakReason = cacheBreakReason(previous.sent, sent);
+          metrics.cacheBroken = first.cached < CACHE_HOLDS * before.prompt;
+          if (metrics.cacheBroken) metrics.cacheBreakReason = previous ? cacheBreakReason(previous.sent, sent) : reasonFromPrint(sentPrint!, sent);
         }
       }
+      sentPrint = undefined;
       metrics.context = contextTokens(sent, { charsPerToken, ...(first.prompt > 0 ? { promptTokens: first.prompt } : {}) });
       if (turn.timings) metrics.timings = turn.timings;
       if (turn.firstTokenMs !== undefined) metrics.firstTokenMs = turn.firstTokenMs;
@@ -128,7 +147,8 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): 
       previous = { sent, prompt: first.prompt, completion: usage.completion };
       used = first.prompt > 0 ? first.prompt : undefined;
       const request: LedgerRequest = { messages: transcript, system, ...(sent.tools ? { tools: sent.tools } : {}) };
-      const next = recordRequest(entries, recorded, {
+      const behind = recorded ?? (recordedPrint ? ledgerFromPrint(recordedPrint, request) : undefined);
+      const next = recordRequest(entries, behind, {
         ...request,
         prompt: first.prompt,
         ...(first.uncached !== undefined ? { cached: first.cached } : {}),
@@ -136,6 +156,7 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined): 
       if (next !== entries) {
         entries = next;
         recorded = request;
+        recordedPrint = undefined;
       }
       return metrics;
     },

@@ -93,6 +93,16 @@ describe("resolveSettings", () => {
     expect(settingsOf({ compact: true }).compact).toBe(true);
   });
 
+  it("asks no approve policy unless one is a function, and checks arguments unless validateArguments is false", () => {
+    const approve = () => "ask" as const;
+    expect(settingsOf().approve).toBeUndefined();
+    expect(settingsOf({ approve: "ask" as never }).approve).toBeUndefined();
+    expect(settingsOf({ approve }).approve).toBe(approve);
+    expect(settingsOf().validateArguments).toBe(true);
+    expect(settingsOf({ validateArguments: 0 as never }).validateArguments).toBe(true);
+    expect(settingsOf({ validateArguments: false }).validateArguments).toBe(false);
+  });
+
   it("runs no hooks without a runner, and gathers beforeTurn where the hooks name no events", () => {
     const run = async () => [];
     expect(settingsOf().hooks).toBeUndefined();
