@@ -13,6 +13,12 @@
  * of, and a request's adjacent words are looked up as pairs, so "create issue" ranks
  * `create_issue` above a tool that only shares one of the two words. A tool also gains a share of
  * the best score on its own server, since the tools one request needs tend to sit together.
+ *
+ * A {@link ToolExpansion} (the usage memory's requests) is a fourth field, kept outside the
+ * index because it changes between queries: its term counts are weighted and normalised by
+ * their own length and summed with the catalogue's before the one saturation, and a term's
+ * inverse document frequency counts the tools either side holds it in. An empty expansion, or
+ * none, scores exactly as the catalogue alone does.
  */
 
 import type { CatalogServer } from "../shapes/catalog.js";
@@ -42,6 +48,14 @@ export interface IndexSettings {
   readonly stem: boolean;
   /** Share of the best score on a tool's server added to the tool's own. */
   readonly serverBoost: number;
+  /** How the expansion field (the words of past requests that used a tool) is weighted and normalised. */
+  readonly expansion: ExpansionSettings;
+}
+
+/** The weight of the expansion field beside the catalogue's own, and its length normalisation. */
+export interface ExpansionSettings {
+  readonly weight: number;
+  readonly lengthNormalisation: number;
 }
 
 /** The settings {@link indexTools} uses unless told otherwise. */
@@ -52,6 +66,7 @@ export const DEFAULT_INDEX_SETTINGS: IndexSettings = Object.freeze({
   pairWeight: 1,
   stem: true,
   serverBoost: 0.3,
+  expansion: Object.freeze({ weight: 0.2, lengthNormalisation: 0.25 }),
 });
 
 /** A built index: the tools in catalogue order and, per term, the tools holding it. */
@@ -66,12 +81,45 @@ export interface KeywordIndex {
   readonly groupOf: Int32Array;
   /** Per server group, the positions of its tools. */
   readonly groups: readonly Int32Array[];
+  /** Per tool name, the positions of the tools of that name (more than one where servers share a name). */
+  readonly positions: ReadonlyMap<string, Int32Array>;
+  /** Per expansion scored against this index, where its tools sit here: a cache, filled as queries need it. */
+  readonly placements: WeakMap<ToolExpansion, Placements>;
 }
 
 /** The tools a term occurs in and how much it weighs in each. */
 export interface Posting {
   readonly tools: Int32Array;
+  /** Saturated: frequency over k1 plus frequency. */
   readonly weights: Float64Array;
+  /** The weighted, normalised frequencies, before saturation. */
+  readonly frequencies: Float64Array;
+}
+
+/**
+ * A field of words that comes from outside the catalogue, by tool: per term, how many times it
+ * came with each tool, and each tool's length in that field. Tools are numbered; a number stands
+ * for the same name until `epoch` moves.
+ */
+export interface ToolExpansion {
+  /** Per term, per tool number, its count in the tool's field. */
+  readonly counts: ReadonlyMap<string, ReadonlyMap<number, number>>;
+  /** Per tool number, its name. */
+  readonly names: readonly string[];
+  /** Per tool number, the field's length (the sum of its counts). */
+  readonly lengths: readonly number[];
+  /** Per tool name, its number. */
+  readonly numbers: ReadonlyMap<string, number>;
+  /** The mean length over the tools that have the field; 0 when none has. */
+  readonly averageLength: number;
+  /** Moves whenever the tools are numbered afresh. */
+  readonly epoch: number;
+}
+
+/** Per expansion, which catalogue positions each tool number stands for, filled in as numbers are met. */
+interface Placements {
+  epoch: number;
+  positions: (Int32Array | null | undefined)[];
 }
 
 /** One tool's score against a request, with the most distinctive term it matched. */
@@ -208,7 +256,7 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     const norm = 1 - normalisation + normalisation * (length / average);
     return weight / (norm > 0 ? norm : 1);
   };
-  const gathered = new Map<string, { tools: number[]; weights: number[] }>();
+  const gathered = new Map<string, { tools: number[]; weights: number[]; frequencies: number[] }>();
   const pseudo = new Map<string, number>();
   fields.forEach((field, position) => {
     pseudo.clear();
@@ -225,21 +273,30 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     for (const [term, frequency] of pseudo) {
       let entry = gathered.get(term);
       if (!entry) {
-        entry = { tools: [], weights: [] };
+        entry = { tools: [], weights: [], frequencies: [] };
         gathered.set(term, entry);
       }
       entry.tools.push(position);
       entry.weights.push(frequency / (k1 + frequency));
+      entry.frequencies.push(frequency);
     }
   });
   const postings = new Map<string, Posting>();
   const idf = new Map<string, number>();
   for (const [term, entry] of gathered) {
-    postings.set(term, { tools: Int32Array.from(entry.tools), weights: Float64Array.from(entry.weights) });
+    postings.set(term, { tools: Int32Array.from(entry.tools), weights: Float64Array.from(entry.weights), frequencies: Float64Array.from(entry.frequencies) });
     const df = entry.tools.length;
     idf.set(term, Math.log(1 + (count - df + 0.5) / (df + 0.5)));
   }
-  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)) };
+  const named = new Map<string, number[]>();
+  tools.forEach((tool, position) => {
+    const list = named.get(tool.name);
+    if (list) list.push(position);
+    else named.set(tool.name, [position]);
+  });
+  const positions = new Map<string, Int32Array>();
+  for (const [name, list] of named) positions.set(name, Int32Array.from(list));
+  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)), positions, placements: new WeakMap() };
 }
 
 /** The query terms of a request: its words and, at half weight, its adjacent pairs. */
@@ -255,10 +312,12 @@ function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
 
 /**
  * Scores every tool against a request and returns, in no order, those that matched anything and
- * the tools on their servers, which gain a share of their server's best score.
+ * the tools on their servers, which gain a share of their server's best score. With an
+ * expansion that holds anything, its counts join the catalogue's as a field of their own.
  */
-export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
+export function scoreTools(index: KeywordIndex, request: string, expansion?: ToolExpansion): ScoredTool[] {
   if (typeof request !== "string" || index.tools.length === 0) return [];
+  if (expansion && expansion.counts.size > 0 && expansion.averageLength > 0) return scoreExpanded(index, request, expansion);
   const scores = new Float64Array(index.tools.length);
   const best = new Float64Array(index.tools.length);
   const touched: number[] = [];
@@ -273,8 +332,14 @@ export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
       if (idf > best[position]!) best[position] = idf;
     }
   }
+  return gather(index, touched, scores, best);
+}
+
+/** The tools touched, each with its share of its server's best, or only those that scored where servers are not grouped. */
+function gather(index: KeywordIndex, touched: readonly number[], scores: Float64Array, best: Float64Array): ScoredTool[] {
   const scored: ScoredTool[] = [];
   const boost = index.settings.serverBoost;
+  const entry = (position: number, score: number): ScoredTool => ({ position, score, own: scores[position]!, bestIdf: best[position]! });
   if (boost > 0 && index.groups.length > 1) {
     const top = new Map<number, number>();
     for (const position of touched) {
@@ -282,17 +347,107 @@ export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
       if (scores[position]! > (top.get(group) ?? 0)) top.set(group, scores[position]!);
     }
     for (const [group, groupBest] of top) {
-      for (const position of index.groups[group]!) {
-        const own = scores[position]!;
-        scored.push({ position, score: own + boost * groupBest, own, bestIdf: best[position]! });
-      }
+      for (const position of index.groups[group]!) scored.push(entry(position, scores[position]! + boost * groupBest));
     }
   } else {
-    for (const position of touched) {
-      if (scores[position]! > 0) scored.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
-    }
+    for (const position of touched) if (scores[position]! > 0) scored.push(entry(position, scores[position]!));
   }
   return scored;
+}
+
+/**
+ * The score with the expansion as a fourth field. Per query term, the expansion's count for each
+ * catalogued tool is weighted and normalised by that tool's length in the field, added to the
+ * catalogue's frequency and saturated once; the term's document frequency counts the tools
+ * either field holds it in. A term's expansion is read from whichever side is smaller, its
+ * counts or the catalogue's names, so a huge expansion costs no more than the catalogue per term.
+ */
+function scoreExpanded(index: KeywordIndex, request: string, expansion: ToolExpansion): ScoredTool[] {
+  const count = index.tools.length;
+  const { k1 } = index.settings;
+  const { weight: fieldWeight, lengthNormalisation: b } = index.settings.expansion;
+  const average = expansion.averageLength;
+  let placements = index.placements.get(expansion);
+  if (!placements || placements.epoch !== expansion.epoch) {
+    placements = { epoch: expansion.epoch, positions: [] };
+    index.placements.set(expansion, placements);
+  }
+  const placed = placements.positions;
+  const scores = new Float64Array(count);
+  const best = new Float64Array(count);
+  // Per tool, the expansion's weighted frequency for the current term, and which term set it
+  // (negated once the catalogue's side has used it).
+  const extra = new Float64Array(count);
+  const mark = new Int32Array(count);
+  const seen = new Uint8Array(count);
+  const touched: number[] = [];
+  const listed: number[] = [];
+  let termNumber = 0;
+  const note = (times: number, tool: number): void => {
+    if (!(times > 0)) return;
+    let positions = placed[tool];
+    if (positions === undefined) {
+      positions = index.positions.get(expansion.names[tool] ?? "") ?? null;
+      placed[tool] = positions;
+    }
+    if (positions === null) return;
+    const norm = 1 - b + b * ((expansion.lengths[tool] ?? 0) / average);
+    const frequency = (times * fieldWeight) / (norm > 0 ? norm : 1);
+    for (let i = 0; i < positions.length; i++) {
+      const at = positions[i]!;
+      extra[at] = frequency;
+      mark[at] = termNumber;
+      listed.push(at);
+    }
+  };
+  for (const [term, weight] of queryTerms(index, request)) {
+    termNumber += 1;
+    const posting = index.postings.get(term);
+    const counts = expansion.counts.get(term);
+    listed.length = 0;
+    if (counts) {
+      if (counts.size <= index.positions.size) counts.forEach(note);
+      else {
+        for (const name of index.positions.keys()) {
+          const tool = expansion.numbers.get(name);
+          if (tool !== undefined) note(counts.get(tool) ?? 0, tool);
+        }
+      }
+    }
+    if (!posting && listed.length === 0) continue;
+    let df = listed.length;
+    if (posting) for (let i = 0; i < posting.tools.length; i++) if (mark[posting.tools[i]!] !== termNumber) df += 1;
+    const idf = listed.length === 0 ? (index.idf.get(term) ?? 0) : Math.log(1 + (count - df + 0.5) / (df + 0.5));
+    const scale = weight * idf;
+    if (posting) {
+      for (let i = 0; i < posting.tools.length; i++) {
+        const position = posting.tools[i]!;
+        let frequency = posting.frequencies[i]!;
+        if (mark[position] === termNumber) {
+          frequency += extra[position]!;
+          mark[position] = -termNumber;
+        }
+        if (!seen[position]) {
+          seen[position] = 1;
+          touched.push(position);
+        }
+        scores[position]! += scale * (frequency / (k1 + frequency));
+        if (idf > best[position]!) best[position] = idf;
+      }
+    }
+    for (let i = 0; i < listed.length; i++) {
+      const position = listed[i]!;
+      if (mark[position] !== termNumber) continue;
+      const frequency = extra[position]!;
+      if (!seen[position]) {
+        seen[position] = 1;
+        touched.push(position);
+      }
+      scores[position]! += scale * (frequency / (k1 + frequency));
+      if (idf > best[position]!) best[position] = idf;
+    }
+  }
+  return gather(index, touched, scores, best);
 }
 
 function before(a: ScoredTool, b: ScoredTool): boolean {
