@@ -20,9 +20,11 @@ import {
   preselectInput,
   preselectSystem,
   preselection,
+  type KeywordPreselection,
   type PreselectAsk,
   type PreselectAskOptions,
 } from "../../src/run/preselect.js";
+import { createUsageMemory } from "../../src/run/usage-memory.js";
 import { startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
 
 const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
@@ -634,17 +636,24 @@ describe.skipIf(!existsSync(CORPUS))("preselectByKeywords on the public tool-ret
   });
 
   for (const [name, pinned] of Object.entries(PINNED)) {
-    it(`ranks every query of ${name} as it was pinned`, () => {
+    it(`ranks every query of ${name} as it was pinned, and every fourth the same with an empty usage memory`, { timeout: 120_000 }, () => {
       const { catalog, queries } = corpusSet(name);
       const state = createState();
       const hash = createHash("sha256");
-      for (const query of queries) {
+      const memory = createUsageMemory();
+      const differing: string[] = [];
+      const line = (id: string, result: KeywordPreselection) =>
+        JSON.stringify([id, result.tools, result.confident, result.scores.map((entry) => [entry.server, entry.score.toFixed(6)])]);
+      queries.forEach((query, index) => {
         const result = preselectByKeywordsIn(state, catalog, query.query);
-        hash.update(JSON.stringify([query.id, result.tools, result.confident, result.scores.map((entry) => [entry.server, entry.score.toFixed(6)])]) + "\n");
+        const written = line(query.id, result);
+        hash.update(written + "\n");
+        if (index % 4 === 0 && line(query.id, preselectByKeywordsIn(state, catalog, query.query, { memory })) !== written) differing.push(query.id);
         const sampled = pinned.sample.find((entry) => entry.id === query.id);
         if (sampled) expect({ id: query.id, top: result.tools.slice(0, 3), confident: result.confident }).toEqual(sampled);
-      }
+      });
       expect(hash.digest("hex")).toBe(pinned.digest);
+      expect(differing).toEqual([]);
     });
   }
 });
