@@ -35,6 +35,7 @@ import { createUsageAccount } from "./agent-loop/usage.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { positiveNumber } from "../text/guards.js";
 import { quietly } from "../text/safe-calls.js";
+import { recordUsage } from "./usage-memory.js";
 
 export type { PreselectRequest, PreselectTools } from "./agent-loop/preselection.js";
 export type {
@@ -110,7 +111,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
     const charsPerToken = () => charsPerTokenForIn(state, supports, config.model);
 
     // Before the first request: the hooks and the shortlist, side by side.
-    const [gathered, picked] = await Promise.all([gatherHooks(state, options, notice, textOf(question)), chooseShortlist(options, options.sideTasks?.preselect ?? defaultPreselect(state), tools.catalog, textOf(question), notice)]);
+    const [gathered, picked] = await Promise.all([gatherHooks(state, options, notice, textOf(question)), chooseShortlist(options, options.sideTasks?.preselect ?? defaultPreselect(state, options.usageMemory), tools.catalog, textOf(question), notice)]);
     context = gathered.context;
     preface = gathered.preface;
     shortlist = holdShortlist(picked, (name) => tools.definitions.has(name) && (mode === "eager" || tools.loadable.includes(name)));
@@ -188,6 +189,7 @@ export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOption
     }
 
     afterTurn = tellAfterTurn();
+    if (options.usageMemory) quietly(recordUsage, options.usageMemory, textOf(question), used);
     emitEvent({ kind: "done", outcome: "answered" });
     return {
       turn: lastTurn!,

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "../../src/shapes/catalog.js";
-import { createState } from "../../src/state/state.js";
+import type { Message, ToolDefinition } from "../../src/shapes/config.js";
+import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
+import { runAgentLoopIn, type AgentLoopOptions } from "../../src/run/agent-loop.js";
 import { KEYWORD_MEMORY_DROPOFF, KEYWORD_MEMORY_MIN_SCORE, preselectByKeywords, preselectByKeywordsIn } from "../../src/run/preselect.js";
 import {
   createUsageMemory,
@@ -18,6 +20,8 @@ import {
   USAGE_MEMORY_BLOB_CHARACTERS_PER_REQUEST,
   USAGE_MEMORY_SNAPSHOT_VERSION,
 } from "../../src/run/usage-memory-snapshot.js";
+import { ToolIterationLimit } from "../../src/text/errors.js";
+import { startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
 
 /** A catalogue shaped like a desktop agent's: files, a code host, a calendar, the web. */
 function desktopCatalog(): CatalogServer[] {
@@ -342,5 +346,79 @@ describe("exportUsageMemory and importUsageMemory", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("runAgentLoop with a usage memory", () => {
+  const tool = (name: string, description: string): ToolDefinition => ({
+    type: "function",
+    function: { name, description, parameters: { type: "object", properties: {} } },
+  });
+  const tools = desktopCatalog().flatMap((server) => server.tools.map((entry) => tool(entry.name, entry.description ?? "")));
+  const question = (content: string): Message[] => [{ role: "user", content }];
+
+  async function withLoop(body: (server: EndpointServer, run: (options: Partial<AgentLoopOptions>) => ReturnType<typeof runAgentLoopIn>, state: RuntimeState) => Promise<void>): Promise<void> {
+    const server = await startEndpoint({});
+    const state = createState();
+    try {
+      await body(
+        server,
+        (options) =>
+          runAgentLoopIn(state, {
+            config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 5, maxRetries: 0 },
+            messages: question("What are the election headlines?"),
+            tools,
+            dispatch: ({ name }) => `${name} ran`,
+            ...options,
+          }),
+        state,
+      );
+    } finally {
+      clearState(state);
+      await server.close();
+    }
+  }
+
+  it("records an answered run's question and the tools it used", async () => {
+    await withLoop(async (server, run) => {
+      server.script(turn({ toolCalls: [{ name: "brave-web-search", arguments: {}, id: "c1" }] }), turn({ content: "Here they are." }));
+      const memory = createUsageMemory();
+      const result = await run({ usageMemory: memory });
+      expect(result.used).toEqual(["brave-web-search"]);
+      expect(rememberedRequests(memory)).toEqual([{ terms: ["election", "headline"], tools: ["brave-web-search"] }]);
+    });
+  });
+
+  it("records nothing for a run that used no tool or did not finish", async () => {
+    await withLoop(async (server, run) => {
+      const memory = createUsageMemory();
+      server.script(turn({ content: "No tools needed." }));
+      await run({ usageMemory: memory });
+      server.script(turn({ toolCalls: [{ name: "fetch", arguments: {}, id: "c1" }] }), turn({ toolCalls: [{ name: "fetch", arguments: {}, id: "c2" }] }));
+      await expect(run({ usageMemory: memory, config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 1, maxRetries: 0 } })).rejects.toBeInstanceOf(
+        ToolIterationLimit,
+      );
+      expect(memory.size).toBe(0);
+    });
+  });
+
+  it("has the loop's own preselection read it, settling the shortlist without asking the small model", async () => {
+    await withLoop(async (server, run, state) => {
+      const catalog = desktopCatalog();
+      const memory = memoryWith(Array.from({ length: 30 }, (_, index) => [`morning briefing of headlines ${index}`, ["brave-web-search"]] as [string, string[]]));
+      const prompt = "my morning briefing of headlines";
+      expect(preselectByKeywordsIn(state, catalog, prompt, { memory }).confident).toBe(true);
+      expect(preselectByKeywordsIn(state, catalog, prompt).confident).toBe(false);
+      server.script(turn({ content: "Briefing ready." }));
+      const result = await run({
+        config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 5, maxRetries: 0, toolSelectModel: "small" },
+        messages: question(prompt),
+        catalog,
+        preselect: true,
+        usageMemory: memory,
+      });
+      expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
+      expect(result.preselected[0]).toBe("brave-web-search");
+    });
   });
 });

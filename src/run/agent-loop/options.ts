@@ -14,6 +14,7 @@ import type { RequestBody, ToolOrder } from "../../wire/request-body.js";
 import type { Dispatch } from "../run-calls.js";
 import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../../text/tool-calls.js";
 import type { PreselectTools } from "./preselection.js";
+import type { UsageMemory } from "../usage-memory.js";
 
 /** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
 export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
@@ -106,6 +107,8 @@ export interface AgentLoopOptions {
   maxContinuations?: number;
   /** Make the preselection with tasks.toolSelect or toolSelectModel. @default false */
   preselect?: boolean;
+  /** Told each answered run's question and the tools it used, and read by the loop's own preselection. @default none */
+  usageMemory?: UsageMemory;
   /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
   compact?: boolean;
   /** The ledger a previous run handed back, to continue. */
