@@ -341,12 +341,17 @@ function gather(index: KeywordIndex, touched: readonly number[], scores: Float64
   const boost = index.settings.serverBoost;
   const entry = (position: number, score: number): ScoredTool => ({ position, score, own: scores[position]!, bestIdf: best[position]! });
   if (boost > 0 && index.groups.length > 1) {
-    const top = new Map<number, number>();
+    const top = new Float64Array(index.groups.length);
+    const groups: number[] = [];
     for (const position of touched) {
       const group = index.groupOf[position]!;
-      if (scores[position]! > (top.get(group) ?? 0)) top.set(group, scores[position]!);
+      const score = scores[position]!;
+      if (score <= 0) continue;
+      if (top[group] === 0) groups.push(group);
+      if (score > top[group]!) top[group] = score;
     }
-    for (const [group, groupBest] of top) {
+    for (const group of groups) {
+      const groupBest = top[group]!;
       for (const position of index.groups[group]!) scored.push(entry(position, scores[position]! + boost * groupBest));
     }
   } else {
