@@ -14,11 +14,9 @@
  * `create_issue` above a tool that only shares one of the two words. A tool also gains a share of
  * the best score on its own server, since the tools one request needs tend to sit together.
  *
- * A {@link ToolExpansion} (the usage memory's requests) is a fourth field, kept outside the
- * index because it changes between queries: its term counts are weighted and normalised by
- * their own length and summed with the catalogue's before the one saturation, and a term's
- * inverse document frequency counts the tools either side holds it in. An empty expansion, or
- * none, scores exactly as the catalogue alone does.
+ * Each posting keeps its frequencies before saturation as well as after, so a field kept outside
+ * the index because it changes between queries — the usage memory's requests, scored in
+ * run/usage-memory-score — can be summed with the catalogue's fields before the one saturation.
  */
 
 import type { CatalogServer } from "../shapes/catalog.js";
@@ -48,12 +46,12 @@ export interface IndexSettings {
   readonly stem: boolean;
   /** Share of the best score on a tool's server added to the tool's own. */
   readonly serverBoost: number;
-  /** How the expansion field (the words of past requests that used a tool) is weighted and normalised. */
-  readonly expansion: ExpansionSettings;
+  /** How the usage memory's field (the words of past requests that used a tool) is weighted and normalised. */
+  readonly memory: MemoryFieldSettings;
 }
 
-/** The weight of the expansion field beside the catalogue's own, and its length normalisation. */
-export interface ExpansionSettings {
+/** The weight of the usage memory's field, relative to a description word, and its length normalisation. */
+export interface MemoryFieldSettings {
   readonly weight: number;
   readonly lengthNormalisation: number;
 }
@@ -66,7 +64,7 @@ export const DEFAULT_INDEX_SETTINGS: IndexSettings = Object.freeze({
   pairWeight: 1,
   stem: true,
   serverBoost: 0.3,
-  expansion: Object.freeze({ weight: 0.2, lengthNormalisation: 0.25 }),
+  memory: Object.freeze({ weight: 0.2, lengthNormalisation: 0.25 }),
 });
 
 /** A built index: the tools in catalogue order and, per term, the tools holding it. */
@@ -83,8 +81,8 @@ export interface KeywordIndex {
   readonly groups: readonly Int32Array[];
   /** Per tool name, the positions of the tools of that name (more than one where servers share a name). */
   readonly positions: ReadonlyMap<string, Int32Array>;
-  /** Per expansion scored against this index, where its tools sit here: a cache, filled as queries need it. */
-  readonly placements: WeakMap<ToolExpansion, Placements>;
+  /** Per usage memory scored against this index, where its tools sit here: a cache, filled as queries need it. */
+  readonly placements: WeakMap<object, MemoryPlacements>;
 }
 
 /** The tools a term occurs in and how much it weighs in each. */
@@ -96,29 +94,10 @@ export interface Posting {
   readonly frequencies: Float64Array;
 }
 
-/**
- * A field of words that comes from outside the catalogue, by tool: per term, how many times it
- * came with each tool, and each tool's length in that field. Tools are numbered; a number stands
- * for the same name until `epoch` moves.
- */
-export interface ToolExpansion {
-  /** Per term, per tool number, its count in the tool's field. */
-  readonly counts: ReadonlyMap<string, ReadonlyMap<number, number>>;
-  /** Per tool number, its name. */
-  readonly names: readonly string[];
-  /** Per tool number, the field's length (the sum of its counts). */
-  readonly lengths: readonly number[];
-  /** Per tool name, its number. */
-  readonly numbers: ReadonlyMap<string, number>;
-  /** The mean length over the tools that have the field; 0 when none has. */
-  readonly averageLength: number;
-  /** Moves whenever the tools are numbered afresh. */
-  readonly epoch: number;
-}
-
-/** Per expansion, which catalogue positions each tool number stands for, filled in as numbers are met. */
-interface Placements {
+/** Which catalogue positions each of a usage memory's tool numbers stands for, filled in as numbers are met; valid for one epoch of the memory's numbering. */
+export interface MemoryPlacements {
   epoch: number;
+  /** Per tool number: its positions, null where the catalogue has no tool of that name, undefined until looked up. */
   positions: (Int32Array | null | undefined)[];
 }
 
@@ -299,8 +278,8 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
   return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)), positions, placements: new WeakMap() };
 }
 
-/** The query terms of a request: its words and, at half weight, its adjacent pairs. */
-function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
+/** The query terms of a request: its words and its adjacent pairs, each with its weight. */
+export function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
   const terms = termsOf(request, index.settings.stem);
   const wanted = new Map<string, number>();
   for (const term of terms) wanted.set(term, 1);
@@ -312,12 +291,10 @@ function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
 
 /**
  * Scores every tool against a request and returns, in no order, those that matched anything and
- * the tools on their servers, which gain a share of their server's best score. With an
- * expansion that holds anything, its counts join the catalogue's as a field of their own.
+ * the tools on their servers, which gain a share of their server's best score.
  */
-export function scoreTools(index: KeywordIndex, request: string, expansion?: ToolExpansion): ScoredTool[] {
+export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
   if (typeof request !== "string" || index.tools.length === 0) return [];
-  if (expansion && expansion.counts.size > 0 && expansion.averageLength > 0) return scoreExpanded(index, request, expansion);
   const scores = new Float64Array(index.tools.length);
   const best = new Float64Array(index.tools.length);
   const touched: number[] = [];
@@ -332,11 +309,15 @@ export function scoreTools(index: KeywordIndex, request: string, expansion?: Too
       if (idf > best[position]!) best[position] = idf;
     }
   }
-  return gather(index, touched, scores, best);
+  return withServerShare(index, touched, scores, best);
 }
 
-/** The tools touched, each with its share of its server's best, or only those that scored where servers are not grouped. */
-function gather(index: KeywordIndex, touched: readonly number[], scores: Float64Array, best: Float64Array): ScoredTool[] {
+/**
+ * The scored tools of a query from its per-tool scores: those touched, each with a share of its
+ * server's best, and the untouched tools of those servers with that share alone; only those that
+ * scored where servers are not grouped.
+ */
+export function withServerShare(index: KeywordIndex, touched: readonly number[], scores: Float64Array, best: Float64Array): ScoredTool[] {
   const scored: ScoredTool[] = [];
   const boost = index.settings.serverBoost;
   const entry = (position: number, score: number): ScoredTool => ({ position, score, own: scores[position]!, bestIdf: best[position]! });
@@ -358,101 +339,6 @@ function gather(index: KeywordIndex, touched: readonly number[], scores: Float64
     for (const position of touched) if (scores[position]! > 0) scored.push(entry(position, scores[position]!));
   }
   return scored;
-}
-
-/**
- * The score with the expansion as a fourth field. Per query term, the expansion's count for each
- * catalogued tool is weighted and normalised by that tool's length in the field, added to the
- * catalogue's frequency and saturated once; the term's document frequency counts the tools
- * either field holds it in. A term's expansion is read from whichever side is smaller, its
- * counts or the catalogue's names, so a huge expansion costs no more than the catalogue per term.
- */
-function scoreExpanded(index: KeywordIndex, request: string, expansion: ToolExpansion): ScoredTool[] {
-  const count = index.tools.length;
-  const { k1 } = index.settings;
-  const { weight: fieldWeight, lengthNormalisation: b } = index.settings.expansion;
-  const average = expansion.averageLength;
-  let placements = index.placements.get(expansion);
-  if (!placements || placements.epoch !== expansion.epoch) {
-    placements = { epoch: expansion.epoch, positions: [] };
-    index.placements.set(expansion, placements);
-  }
-  const placed = placements.positions;
-  const scores = new Float64Array(count);
-  const best = new Float64Array(count);
-  // Per tool, the expansion's weighted frequency for the current term, and which term set it
-  // (negated once the catalogue's side has used it).
-  const extra = new Float64Array(count);
-  const mark = new Int32Array(count);
-  const seen = new Uint8Array(count);
-  const touched: number[] = [];
-  const listed: number[] = [];
-  let termNumber = 0;
-  const note = (times: number, tool: number): void => {
-    if (!(times > 0)) return;
-    let positions = placed[tool];
-    if (positions === undefined) {
-      positions = index.positions.get(expansion.names[tool] ?? "") ?? null;
-      placed[tool] = positions;
-    }
-    if (positions === null) return;
-    const norm = 1 - b + b * ((expansion.lengths[tool] ?? 0) / average);
-    const frequency = (times * fieldWeight) / (norm > 0 ? norm : 1);
-    for (let i = 0; i < positions.length; i++) {
-      const at = positions[i]!;
-      extra[at] = frequency;
-      mark[at] = termNumber;
-      listed.push(at);
-    }
-  };
-  for (const [term, weight] of queryTerms(index, request)) {
-    termNumber += 1;
-    const posting = index.postings.get(term);
-    const counts = expansion.counts.get(term);
-    listed.length = 0;
-    if (counts) {
-      if (counts.size <= index.positions.size) counts.forEach(note);
-      else {
-        for (const name of index.positions.keys()) {
-          const tool = expansion.numbers.get(name);
-          if (tool !== undefined) note(counts.get(tool) ?? 0, tool);
-        }
-      }
-    }
-    if (!posting && listed.length === 0) continue;
-    let df = listed.length;
-    if (posting) for (let i = 0; i < posting.tools.length; i++) if (mark[posting.tools[i]!] !== termNumber) df += 1;
-    const idf = listed.length === 0 ? (index.idf.get(term) ?? 0) : Math.log(1 + (count - df + 0.5) / (df + 0.5));
-    const scale = weight * idf;
-    if (posting) {
-      for (let i = 0; i < posting.tools.length; i++) {
-        const position = posting.tools[i]!;
-        let frequency = posting.frequencies[i]!;
-        if (mark[position] === termNumber) {
-          frequency += extra[position]!;
-          mark[position] = -termNumber;
-        }
-        if (!seen[position]) {
-          seen[position] = 1;
-          touched.push(position);
-        }
-        scores[position]! += scale * (frequency / (k1 + frequency));
-        if (idf > best[position]!) best[position] = idf;
-      }
-    }
-    for (let i = 0; i < listed.length; i++) {
-      const position = listed[i]!;
-      if (mark[position] !== termNumber) continue;
-      const frequency = extra[position]!;
-      if (!seen[position]) {
-        seen[position] = 1;
-        touched.push(position);
-      }
-      scores[position]! += scale * (frequency / (k1 + frequency));
-      if (idf > best[position]!) best[position] = idf;
-    }
-  }
-  return gather(index, touched, scores, best);
 }
 
 function before(a: ScoredTool, b: ScoredTool): boolean {

@@ -26,6 +26,7 @@ import { indexTools, scoreTools, topTools, type KeywordIndex } from "./keyword-i
 import { capOf, namesIn, preselectInput, preselectSystem, preselection, PRESELECT_SCHEMA, serversOf, toolCount } from "./preselect-prompt.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isUsageMemory, type UsageMemory } from "./usage-memory.js";
+import { scoreWithMemory } from "./usage-memory-score.js";
 import { askJsonIn, type SideTaskOptions } from "../turn/side-task.js";
 import { notify } from "../text/safe-calls.js";
 import { nonNegativeNumber } from "../text/guards.js";
@@ -177,7 +178,7 @@ export function rankByKeywordsIn(
   const cap = capOf(settings.max);
   const memory = isUsageMemory(settings.memory) && settings.memory.size > 0 ? settings.memory : undefined;
   const index = keywordIndexIn(state, serversOf(catalog));
-  const scored = typeof request === "string" ? scoreTools(index, request, memory) : [];
+  const scored = typeof request !== "string" ? [] : memory ? scoreWithMemory(index, request, memory) : scoreTools(index, request);
   // A score of 1 is what one word found in a single tool would add at full weight, whatever the catalogue's size.
   const unit = Math.log(1 + (Math.max(index.tools.length, 1) - 0.5) / 1.5);
   // Only the head of the ranking is sorted: enough for the cap, more where names repeat across servers.

@@ -12,7 +12,7 @@
  * or to another replica, as exportCapabilities and importCapabilities carry the latches.
  */
 
-import { termsOf, type ToolExpansion } from "./keyword-index.js";
+import { termsOf } from "./keyword-index.js";
 import { positiveInteger } from "../text/guards.js";
 
 /** The most requests a usage memory keeps unless told otherwise; the oldest is forgotten first. */
@@ -51,19 +51,31 @@ export interface RememberedRequest {
  * A bounded record of which tools past requests used, by their words; make one with
  * {@link createUsageMemory}.
  *
- * It is also the expansion field keyword preselection reads: per term, per tool, how many
- * remembered requests had both. Its fields are the library's to change; read and write it
- * through the functions here.
+ * Keyword preselection reads it as a field of each tool's document: per term, per tool, how many
+ * remembered requests had both. Its internal fields are the library's to change; read and
+ * write it through the functions here.
  */
-export interface UsageMemory extends ToolExpansion {
+export interface UsageMemory {
   /** The most requests it keeps. */
   readonly maxRequests: number;
   /** How many requests it holds. */
   readonly size: number;
   /** Grows by one with every change, so a cache built on the memory knows when it is stale. */
   readonly revision: number;
+  /** @internal Per term, per tool number, how many remembered requests had the term and used the tool. */
+  readonly counts: ReadonlyMap<string, ReadonlyMap<number, number>>;
+  /** @internal Per tool number, its name. */
+  readonly names: readonly string[];
+  /** @internal Per tool name, its number. */
+  readonly numbers: ReadonlyMap<string, number>;
+  /** @internal Per tool number, its length in the field: the terms of the requests that used it. */
+  readonly lengths: readonly number[];
+  /** @internal The mean length over the tools some remembered request uses; 0 when it holds none. */
+  readonly averageLength: number;
+  /** @internal Moves whenever the tools are numbered afresh, so a number stands for one name within an epoch. */
+  readonly epoch: number;
   /** @internal The remembered requests, a ring of `maxRequests` slots. */
-  readonly ring: (RememberedRequest | undefined)[];
+  readonly ring: readonly (RememberedRequest | undefined)[];
   /** @internal Where the oldest request sits in the ring. */
   readonly head: number;
   /** @internal Per tool number, how many remembered requests used it. */
