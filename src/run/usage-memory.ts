@@ -280,8 +280,13 @@ export function recordUsage(memory: UsageMemory, request: string, used: readonly
   if (tools.length === 0) return false;
   const terms = rememberedTerms(request);
   if (terms.length === 0) return false;
-  rememberRequest(memory, { terms, tools });
-  return true;
+  try {
+    rememberRequest(memory, { terms, tools });
+    return true;
+  } catch {
+    // Only an object dressed as a memory gets here; it is left as it is.
+    return false;
+  }
 }
 
 /** The memory's requests, oldest first. @internal */

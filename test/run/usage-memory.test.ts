@@ -118,6 +118,24 @@ describe("recordUsage", () => {
     expect(kept!.tools).toEqual(tools.slice(0, USAGE_MEMORY_MAX_TOOLS));
   });
 
+  it("never throws on junk, and keeps what it records within the caps", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.anything()), fc.oneof(fc.array(fc.string()), fc.anything()))), (calls) => {
+        const memory = createUsageMemory({ maxRequests: 4 });
+        for (const [request, used] of calls) recordUsage(memory, request as string, used as string[]);
+        expect(memory.size).toBeLessThanOrEqual(4);
+        for (const kept of rememberedRequests(memory)) {
+          expect(kept.terms.length).toBeGreaterThan(0);
+          expect(kept.terms.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TERMS);
+          expect(kept.tools.length).toBeGreaterThan(0);
+          expect(kept.tools.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TOOLS);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    expect(recordUsage(Object.freeze({ ...createUsageMemory(), ring: Object.freeze([]) }) as UsageMemory, "read the file", ["read_file"])).toBe(false);
+  });
+
   it("forgets the oldest request first once the cap is reached, and its words with it", () => {
     const catalog = desktopCatalog();
     const memory = memoryWith(
