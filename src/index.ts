@@ -123,6 +123,8 @@ export {
   PRESELECTED_NOTICE,
   KEYWORD_MIN_SCORE,
   KEYWORD_DROPOFF,
+  KEYWORD_MEMORY_MIN_SCORE,
+  KEYWORD_MEMORY_DROPOFF,
 } from "./run/preselect.js";
 export type {
   PreselectOptions,
@@ -133,6 +135,12 @@ export type {
   KeywordPreselection,
   KeywordScore,
 } from "./run/preselect.js";
+
+// usage memory
+export { createUsageMemory, recordUsage, USAGE_MEMORY_MAX_REQUESTS } from "./run/usage-memory.js";
+export type { UsageMemory, UsageMemoryOptions, RememberedRequest } from "./run/usage-memory.js";
+export { exportUsageMemory, importUsageMemory, USAGE_MEMORY_SNAPSHOT_VERSION } from "./run/usage-memory-snapshot.js";
+export type { UsageMemorySnapshot, UsageMemorySnapshotRequest, ImportUsageMemoryResult } from "./run/usage-memory-snapshot.js";
 
 // compaction
 export {

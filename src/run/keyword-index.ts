@@ -13,6 +13,10 @@
  * of, and a request's adjacent words are looked up as pairs, so "create issue" ranks
  * `create_issue` above a tool that only shares one of the two words. A tool also gains a share of
  * the best score on its own server, since the tools one request needs tend to sit together.
+ *
+ * Each posting keeps its frequencies before saturation as well as after, so a field kept outside
+ * the index because it changes between queries — the usage memory's requests, scored in
+ * run/usage-memory-score — can be summed with the catalogue's fields before the one saturation.
  */
 
 import type { CatalogServer } from "../shapes/catalog.js";
@@ -42,6 +46,14 @@ export interface IndexSettings {
   readonly stem: boolean;
   /** Share of the best score on a tool's server added to the tool's own. */
   readonly serverBoost: number;
+  /** How the usage memory's field (the words of past requests that used a tool) is weighted and normalised. */
+  readonly memory: MemoryFieldSettings;
+}
+
+/** The weight of the usage memory's field, relative to a description word, and its length normalisation. */
+export interface MemoryFieldSettings {
+  readonly weight: number;
+  readonly lengthNormalisation: number;
 }
 
 /** The settings {@link indexTools} uses unless told otherwise. */
@@ -52,6 +64,7 @@ export const DEFAULT_INDEX_SETTINGS: IndexSettings = Object.freeze({
   pairWeight: 1,
   stem: true,
   serverBoost: 0.3,
+  memory: Object.freeze({ weight: 0.2, lengthNormalisation: 0.25 }),
 });
 
 /** A built index: the tools in catalogue order and, per term, the tools holding it. */
@@ -66,12 +79,26 @@ export interface KeywordIndex {
   readonly groupOf: Int32Array;
   /** Per server group, the positions of its tools. */
   readonly groups: readonly Int32Array[];
+  /** Per tool name, the positions of the tools of that name (more than one where servers share a name). */
+  readonly positions: ReadonlyMap<string, Int32Array>;
+  /** Per usage memory scored against this index, where its tools sit here: a cache, filled as queries need it. */
+  readonly placements: WeakMap<object, MemoryPlacements>;
 }
 
 /** The tools a term occurs in and how much it weighs in each. */
 export interface Posting {
   readonly tools: Int32Array;
+  /** Saturated: frequency over k1 plus frequency. */
   readonly weights: Float64Array;
+  /** The weighted, normalised frequencies, before saturation. */
+  readonly frequencies: Float64Array;
+}
+
+/** Which catalogue positions each of a usage memory's tool numbers stands for, filled in as numbers are met; valid for one epoch of the memory's numbering. */
+export interface MemoryPlacements {
+  epoch: number;
+  /** Per tool number: its positions, null where the catalogue has no tool of that name, undefined until looked up. */
+  positions: (Int32Array | null | undefined)[];
 }
 
 /** One tool's score against a request, with the most distinctive term it matched. */
@@ -208,7 +235,7 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     const norm = 1 - normalisation + normalisation * (length / average);
     return weight / (norm > 0 ? norm : 1);
   };
-  const gathered = new Map<string, { tools: number[]; weights: number[] }>();
+  const gathered = new Map<string, { tools: number[]; weights: number[]; frequencies: number[] }>();
   const pseudo = new Map<string, number>();
   fields.forEach((field, position) => {
     pseudo.clear();
@@ -225,25 +252,34 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     for (const [term, frequency] of pseudo) {
       let entry = gathered.get(term);
       if (!entry) {
-        entry = { tools: [], weights: [] };
+        entry = { tools: [], weights: [], frequencies: [] };
         gathered.set(term, entry);
       }
       entry.tools.push(position);
       entry.weights.push(frequency / (k1 + frequency));
+      entry.frequencies.push(frequency);
     }
   });
   const postings = new Map<string, Posting>();
   const idf = new Map<string, number>();
   for (const [term, entry] of gathered) {
-    postings.set(term, { tools: Int32Array.from(entry.tools), weights: Float64Array.from(entry.weights) });
+    postings.set(term, { tools: Int32Array.from(entry.tools), weights: Float64Array.from(entry.weights), frequencies: Float64Array.from(entry.frequencies) });
     const df = entry.tools.length;
     idf.set(term, Math.log(1 + (count - df + 0.5) / (df + 0.5)));
   }
-  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)) };
+  const named = new Map<string, number[]>();
+  tools.forEach((tool, position) => {
+    const list = named.get(tool.name);
+    if (list) list.push(position);
+    else named.set(tool.name, [position]);
+  });
+  const positions = new Map<string, Int32Array>();
+  for (const [name, list] of named) positions.set(name, Int32Array.from(list));
+  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)), positions, placements: new WeakMap() };
 }
 
-/** The query terms of a request: its words and, at half weight, its adjacent pairs. */
-function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
+/** The query terms of a request: its words and its adjacent pairs, each with its weight. */
+export function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
   const terms = termsOf(request, index.settings.stem);
   const wanted = new Map<string, number>();
   for (const term of terms) wanted.set(term, 1);
@@ -273,24 +309,34 @@ export function scoreTools(index: KeywordIndex, request: string): ScoredTool[] {
       if (idf > best[position]!) best[position] = idf;
     }
   }
+  return withServerShare(index, touched, scores, best);
+}
+
+/**
+ * The scored tools of a query from its per-tool scores: those touched, each with a share of its
+ * server's best, and the untouched tools of those servers with that share alone; only those that
+ * scored where servers are not grouped.
+ */
+export function withServerShare(index: KeywordIndex, touched: readonly number[], scores: Float64Array, best: Float64Array): ScoredTool[] {
   const scored: ScoredTool[] = [];
   const boost = index.settings.serverBoost;
+  const entry = (position: number, score: number): ScoredTool => ({ position, score, own: scores[position]!, bestIdf: best[position]! });
   if (boost > 0 && index.groups.length > 1) {
-    const top = new Map<number, number>();
+    const top = new Float64Array(index.groups.length);
+    const groups: number[] = [];
     for (const position of touched) {
       const group = index.groupOf[position]!;
-      if (scores[position]! > (top.get(group) ?? 0)) top.set(group, scores[position]!);
+      const score = scores[position]!;
+      if (score <= 0) continue;
+      if (top[group] === 0) groups.push(group);
+      if (score > top[group]!) top[group] = score;
     }
-    for (const [group, groupBest] of top) {
-      for (const position of index.groups[group]!) {
-        const own = scores[position]!;
-        scored.push({ position, score: own + boost * groupBest, own, bestIdf: best[position]! });
-      }
+    for (const group of groups) {
+      const groupBest = top[group]!;
+      for (const position of index.groups[group]!) scored.push(entry(position, scores[position]! + boost * groupBest));
     }
   } else {
-    for (const position of touched) {
-      if (scores[position]! > 0) scored.push({ position, score: scores[position]!, own: scores[position]!, bestIdf: best[position]! });
-    }
+    for (const position of touched) if (scores[position]! > 0) scored.push(entry(position, scores[position]!));
   }
   return scored;
 }

@@ -10,6 +10,10 @@
  * {@link preselectInput}, {@link preselection} and {@link PRESELECT_SCHEMA} are the prompt, the
  * answer's shape and the reading of the reply, for a host that makes the call itself.
  *
+ * Given a usage memory (see run/usage-memory), the ranking also reads the words of past requests
+ * that used each tool, and the verdict holds to thresholds chosen for a memory's scores; an empty
+ * memory changes nothing.
+ *
  * The keyword index of a catalogue is built once and kept in the runtime state, keyed by the
  * catalogue array; a catalogue whose servers or tool lists were replaced or grew or shrank since
  * is indexed again. A catalogue edited in place (a description rewritten inside the same tool
@@ -21,6 +25,8 @@ import type { Endpoint, JsonSchema } from "../shapes/config.js";
 import { indexTools, scoreTools, topTools, type KeywordIndex } from "./keyword-index.js";
 import { capOf, namesIn, preselectInput, preselectSystem, preselection, PRESELECT_SCHEMA, serversOf, toolCount } from "./preselect-prompt.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
+import { isUsageMemory, type UsageMemory } from "./usage-memory.js";
+import { scoreWithMemory } from "./usage-memory-score.js";
 import { askJsonIn, type SideTaskOptions } from "../turn/side-task.js";
 import { notify } from "../text/safe-calls.js";
 import { nonNegativeNumber } from "../text/guards.js";
@@ -45,16 +51,31 @@ export const KEYWORD_MIN_SCORE = 1.4;
  */
 export const KEYWORD_DROPOFF = 0.3;
 
+/**
+ * The lowest score the top tool must earn, its usage memory's share included, for
+ * {@link preselectByKeywords} to call a ranking made with a memory that holds anything confident.
+ *
+ * A memory lifts the scores of the tools past requests used, so the bar is its own, chosen by
+ * cross-validation on MetaTool's no-tool and tool-needing queries (bench/preselect.bench.ts).
+ */
+export const KEYWORD_MEMORY_MIN_SCORE = 1.7;
+
+/**
+ * The most the best tool the cap left out may score, as a share of the top tool's, for
+ * {@link preselectByKeywords} to call a ranking made with a memory that holds anything confident.
+ */
+export const KEYWORD_MEMORY_DROPOFF = 0.4;
+
 /** Where keyword preselection draws its line; each absent field takes its default. */
 export interface KeywordThresholds {
   /**
    * The lowest score the top tool must earn from its own words, in units of one word found in a single tool.
-   * @default 1.4
+   * @default 1.4 (KEYWORD_MIN_SCORE); KEYWORD_MEMORY_MIN_SCORE with a memory that holds anything
    */
   minScore?: number;
   /**
    * The most the best tool left out by the cap may score from its own words, as a share of the top tool's.
-   * @default 0.3
+   * @default 0.3 (KEYWORD_DROPOFF); KEYWORD_MEMORY_DROPOFF with a memory that holds anything
    */
   dropoff?: number;
 }
@@ -66,6 +87,11 @@ export interface KeywordOptions extends KeywordThresholds {
    * @default 12
    */
   max?: number;
+  /**
+   * What the host's past runs used, by their words: read as a field of each tool's document.
+   * @default none, the catalogue's words alone
+   */
+  memory?: UsageMemory;
 }
 
 /** One shortlisted tool's keyword score. */
@@ -123,19 +149,36 @@ export function keywordIndexIn(state: RuntimeState, catalog: readonly CatalogSer
   return index;
 }
 
-/** {@link preselectByKeywords} on an explicit runtime state. @internal */
-export function preselectByKeywordsIn(
+/** What the verdict reads off a ranking, in units of one word found in a single tool. @internal */
+export interface KeywordEvidence {
+  /** Whether the top tool matched a word few tools share. */
+  distinctive: boolean;
+  /** The top tool's score before its server's share (its memory's share included). */
+  best: number;
+  /** The best such score of a tool the cap left out. */
+  leftOut: number;
+  /** Whether a memory that holds anything took part. */
+  remembered: boolean;
+}
+
+/** The verdict on a ranking's evidence under given thresholds. @internal */
+export function isConfident(evidence: KeywordEvidence | undefined, minScore: number, dropoff: number): boolean {
+  if (!evidence) return false;
+  return evidence.distinctive && evidence.best >= minScore && evidence.leftOut <= dropoff * evidence.best;
+}
+
+/** The shortlist, its scores and the evidence for the verdict, thresholds not yet applied. @internal */
+export function rankByKeywordsIn(
   state: RuntimeState,
   catalog: readonly CatalogServer[],
   request: string,
-  options: KeywordOptions = {},
-): KeywordPreselection {
+  options: { max?: number; memory?: UsageMemory } = {},
+): { tools: string[]; scores: KeywordScore[]; evidence: KeywordEvidence | undefined } {
   const settings = options && typeof options === "object" ? options : {};
   const cap = capOf(settings.max);
-  const minScore = nonNegativeNumber(settings.minScore) ?? KEYWORD_MIN_SCORE;
-  const dropoff = nonNegativeNumber(settings.dropoff) ?? KEYWORD_DROPOFF;
+  const memory = isUsageMemory(settings.memory) && settings.memory.size > 0 ? settings.memory : undefined;
   const index = keywordIndexIn(state, serversOf(catalog));
-  const scored = typeof request === "string" ? scoreTools(index, request) : [];
+  const scored = typeof request !== "string" ? [] : memory ? scoreWithMemory(index, request, memory) : scoreTools(index, request);
   // A score of 1 is what one word found in a single tool would add at full weight, whatever the catalogue's size.
   const unit = Math.log(1 + (Math.max(index.tools.length, 1) - 0.5) / 1.5);
   // Only the head of the ranking is sorted: enough for the cap, more where names repeat across servers.
@@ -162,13 +205,24 @@ export function preselectByKeywordsIn(
     if (entry.own > leftOut && !kept.has(index.tools[entry.position]!.name)) leftOut = entry.own;
   }
   const top = ranked[0];
-  let confident = false;
-  if (top && unit > 0) {
-    const distinctive = top.bestIdf >= unit / 2;
-    const best = top.own / unit;
-    confident = distinctive && best >= minScore && leftOut / unit <= dropoff * best;
-  }
-  return { tools, confident, scores };
+  const evidence =
+    top && unit > 0 ? { distinctive: top.bestIdf >= unit / 2, best: top.own / unit, leftOut: leftOut / unit, remembered: memory !== undefined } : undefined;
+  return { tools, scores, evidence };
+}
+
+/** {@link preselectByKeywords} on an explicit runtime state. @internal */
+export function preselectByKeywordsIn(
+  state: RuntimeState,
+  catalog: readonly CatalogServer[],
+  request: string,
+  options: KeywordOptions = {},
+): KeywordPreselection {
+  const settings = options && typeof options === "object" ? options : {};
+  const { tools, scores, evidence } = rankByKeywordsIn(state, catalog, request, settings);
+  const remembered = evidence?.remembered === true;
+  const minScore = nonNegativeNumber(settings.minScore) ?? (remembered ? KEYWORD_MEMORY_MIN_SCORE : KEYWORD_MIN_SCORE);
+  const dropoff = nonNegativeNumber(settings.dropoff) ?? (remembered ? KEYWORD_MEMORY_DROPOFF : KEYWORD_DROPOFF);
+  return { tools, confident: isConfident(evidence, minScore, dropoff), scores };
 }
 
 /**
@@ -185,15 +239,22 @@ export function preselectByKeywordsIn(
  * `confident` needs three things, each read from the tools' own words without their server's
  * share: the top tool matched a word that few tools share, it scored at least `minScore`, and the
  * best tool the cap left out scores at most `dropoff` times the top one. A request that matches
- * nothing is not confident. The catalogue's index is built on the
+ * nothing is not confident.
+ *
+ * Given a `memory` that holds anything ({@link createUsageMemory}, fed by {@link recordUsage} or
+ * by runAgentLoop's `usageMemory`), the words of the past requests that used each tool are a
+ * field of its document of their own, weighted and normalised by their length, so a tool is
+ * found by the words people use for it; its share counts as the tool's own for the verdict, and
+ * the thresholds default to {@link KEYWORD_MEMORY_MIN_SCORE} and {@link KEYWORD_MEMORY_DROPOFF}.
+ * An empty memory ranks and decides exactly as none. The catalogue's index is built on the
  * first call and reused while the same array is passed. Never throws; a catalogue or request
  * that is not what it should be ranks nothing.
  *
  * @param catalog The connected servers and their tools.
  * @param request The request to match, usually the user's message.
- * @param options The cap and the confidence thresholds.
+ * @param options The cap, the confidence thresholds and the usage memory.
  * @example
- * const { tools, confident } = preselectByKeywords(catalog, "open an issue on the repo");
+ * const { tools, confident } = preselectByKeywords(catalog, "open an issue on the repo", { memory });
  * if (confident) run(tools);
  */
 export function preselectByKeywords(catalog: readonly CatalogServer[], request: string, options: KeywordOptions = {}): KeywordPreselection {
@@ -230,6 +291,11 @@ export interface PreselectOptions extends SideTaskOptions {
    */
   max?: number;
   /**
+   * The usage memory the keyword pass reads beside the catalogue's words.
+   * @default none
+   */
+  memory?: UsageMemory;
+  /**
    * The reply ceiling in tokens; 0 sends none.
    * @default 256
    */
@@ -261,7 +327,11 @@ export async function preselectIn(
   const cap = capOf(settings.max);
   if (settings.keywords) {
     const thresholds = typeof settings.keywords === "object" ? settings.keywords : {};
-    const matched = preselectByKeywordsIn(state, catalog, typeof request === "string" ? request : "", { ...thresholds, max: cap });
+    const matched = preselectByKeywordsIn(state, catalog, typeof request === "string" ? request : "", {
+      ...thresholds,
+      max: cap,
+      ...(settings.memory ? { memory: settings.memory } : {}),
+    });
     if (matched.confident) return matched.tools;
   }
   const ask: PreselectAsk =

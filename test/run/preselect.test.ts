@@ -1,3 +1,7 @@
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "../../src/shapes/catalog.js";
@@ -16,9 +20,11 @@ import {
   preselectInput,
   preselectSystem,
   preselection,
+  type KeywordPreselection,
   type PreselectAsk,
   type PreselectAskOptions,
 } from "../../src/run/preselect.js";
+import { createUsageMemory } from "../../src/run/usage-memory.js";
 import { startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
 
 const endpoint = { baseUrl: "http://127.0.0.1:9/v1" };
@@ -531,4 +537,123 @@ describe("preselect against the loopback endpoint", () => {
       ).rejects.toThrow("stopped by the host");
     });
   });
+});
+
+/**
+ * The public tool-retrieval sets the bench scores on, read where the bench reads them (beside
+ * the repository, or TOOL_RETRIEVAL_CORPUS); they are never copied into the repository, so only
+ * digests of the rankings and a few names are pinned here.
+ */
+const CORPUS = process.env.TOOL_RETRIEVAL_CORPUS
+  ? resolve(process.env.TOOL_RETRIEVAL_CORPUS)
+  : resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "shared", "corpus", "tool-retrieval");
+
+interface CorpusSet {
+  catalog: CatalogServer[];
+  queries: { id: string; query: string }[];
+}
+
+function corpusSet(name: string): CorpusSet {
+  const file = JSON.parse(readFileSync(join(CORPUS, `${name}.json`), "utf8")) as {
+    tools: { id: string; name: string; server: string; description: string }[];
+    queries: { id: string; query: string }[];
+  };
+  const servers = new Map<string, CatalogServer>();
+  const seen = new Set<string>();
+  for (const tool of file.tools) {
+    let server = servers.get(tool.server);
+    if (!server) {
+      server = { name: tool.server, tools: [] };
+      servers.set(tool.server, server);
+    }
+    const key = `${tool.server}\u0000${tool.name}`;
+    server.tools.push({ name: seen.has(key) ? tool.id : tool.name, description: tool.description });
+    seen.add(key);
+  }
+  return { catalog: [...servers.values()], queries: file.queries };
+}
+
+/** The rankings of every query of a set before usage memory existed: a digest of each, and the head of two. */
+const PINNED: Record<string, { digest: string; sample: { id: string; top: string[]; confident: boolean }[] }> = {
+  bfcl_v4: {
+    digest: "d8016312317453879fd796102f6234bebd7ced9773977b3a3988267ec074b7a3",
+    sample: [
+      { id: "multiple_7", top: ["calculate_population_growth", "wildlife_population.assess_growth", "population_growth_estimate"], confident: false },
+      { id: "simple_python_268", top: ["sculpture_locator.find_by_artist", "sculpture.create_custom", "get_sculpture_details"], confident: false },
+    ],
+  },
+  bfcl_v4_multi_turn: {
+    digest: "fa9de482bbd89405154f7966ef58604e8607f563cf73df790d95be9afe47c441",
+    sample: [
+      { id: "multi_turn_base_1-turn3", top: ["sort", "tail", "diff"], confident: false },
+      { id: "multi_turn_base_110-turn3", top: ["cancel_order", "place_order", "get_order_details"], confident: false },
+    ],
+  },
+  livemcpbench: {
+    digest: "be9482e222d592ef97412917dfb9b7758a2448ba93c50e0b6b25fad30ffa3497",
+    sample: [
+      { id: "2b96c022-a2db-47a5-981a-03cc6ad8f95e", top: ["whois_domain", "whois_ip", "whois_as"], confident: false },
+      { id: "90098a9c-2a37-4655-82b1-6b58c5154660", top: ["get_component_examples", "list_shadcn_components", "search_components"], confident: false },
+    ],
+  },
+  metatool_toole: {
+    digest: "39b2ded5f449762fa44cf93f0939d5e6cf6fdf15a05542338986c5a43389bc82",
+    sample: [
+      { id: "single-11802", top: ["ABCmouse", "ProductSearch", "tailor_erp"], confident: true },
+      { id: "single-17658", top: ["MusicTool", "MediaModifyTool", "abc_to_audio"], confident: false },
+    ],
+  },
+  seal_tools: {
+    digest: "6c426f14dae510e248ed1e4694baf8ce9d075def50119009538f8ad7872b9619",
+    sample: [
+      { id: "test_in_domain-easy-7", top: ["getShipmentStatus", "customsDeclarationStatus", "checkDatabaseStatus"], confident: false },
+      { id: "test_in_domain-difficult-684", top: ["getEnergyRegulations", "getBuildingData", "checkDatabaseStatus"], confident: false },
+    ],
+  },
+  stabletoolbench: {
+    digest: "583b2bd8157773c1059f6cffbefade82ce24b055a665b294abdbca904f44fb55",
+    sample: [
+      { id: "G1_instruction-2213", top: ["PreMatchForm", "MatchIncidents", "Match"], confident: true },
+      { id: "G1_tool-42348", top: ["Playlist", "getPlaylist", "Download YouTube Mp3"], confident: false },
+    ],
+  },
+  toollens: {
+    digest: "1d9129da97a7863f7fe663a622eba45186d8ddfb946e0ce58fa2056fe1613595",
+    sample: [
+      { id: "1875", top: ["Latest (retrieve XAU, XAG, PA, PL, EUR, GBP, USD)", "Today's International Current Affairs", "/v1/convertcurrency"], confident: false },
+      { id: "18482", top: ["Macronutrient Distribution", "All Desserts Data", "getHospitalsByName"], confident: false },
+    ],
+  },
+};
+
+describe.skipIf(!existsSync(CORPUS))("preselectByKeywords on the public tool-retrieval sets", () => {
+  it("knows every set it pins", () => {
+    const names = readdirSync(CORPUS)
+      .filter((name) => name.endsWith(".json"))
+      .map((name) => name.replace(/\.json$/, ""))
+      .sort();
+    expect(names).toEqual(Object.keys(PINNED).sort());
+  });
+
+  for (const [name, pinned] of Object.entries(PINNED)) {
+    it(`ranks every query of ${name} as it was pinned, and every fourth the same with an empty usage memory`, { timeout: 120_000 }, () => {
+      const { catalog, queries } = corpusSet(name);
+      const state = createState();
+      const hash = createHash("sha256");
+      const memory = createUsageMemory();
+      const differing: string[] = [];
+      const line = (id: string, result: KeywordPreselection) =>
+        JSON.stringify([id, result.tools, result.confident, result.scores.map((entry) => [entry.server, entry.score.toFixed(6)])]);
+      queries.forEach((query, index) => {
+        const result = preselectByKeywordsIn(state, catalog, query.query);
+        const written = line(query.id, result);
+        hash.update(written + "\n");
+        if (index % 4 === 0 && line(query.id, preselectByKeywordsIn(state, catalog, query.query, { memory })) !== written) differing.push(query.id);
+        const sampled = pinned.sample.find((entry) => entry.id === query.id);
+        if (sampled) expect({ id: query.id, top: result.tools.slice(0, 3), confident: result.confident }).toEqual(sampled);
+      });
+      expect(hash.digest("hex")).toBe(pinned.digest);
+      expect(differing).toEqual([]);
+    });
+  }
 });

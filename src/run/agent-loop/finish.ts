@@ -12,11 +12,16 @@ import type { OpenCall } from "../run-calls.js";
 import { runMetrics } from "../run-metrics.js";
 import { captureRunState } from "./capture.js";
 import type { AgentLoopResult } from "./options.js";
-import type { LoopRun } from "./run.js";
+import { textOf, type LoopRun } from "./run.js";
+import { quietly } from "../../text/safe-calls.js";
+import { recordUsage } from "../usage-memory.js";
 
 /** Ends an answered run: tells the afterTurn hooks without waiting, emits `done` and hands back the result. @internal */
 export function finish(run: LoopRun): AgentLoopResult {
   const afterTurn = tellAfterTurn(run);
+  // An answered run teaches the host's usage memory which tools its question needed.
+  const memory = run.options.usageMemory;
+  if (memory) quietly(recordUsage, memory, textOf(run.question), run.used);
   run.onEvent({ kind: "done", outcome: "answered" });
   return resultOf(run, afterTurn);
 }

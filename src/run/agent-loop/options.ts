@@ -16,6 +16,7 @@ import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../../tex
 import type { PreselectTools } from "./preselection.js";
 import type { ApprovalDecisions, ApprovePolicy } from "../approval.js";
 import type { RunState } from "../run-state.js";
+import type { UsageMemory } from "../usage-memory.js";
 
 /** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
 export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
@@ -108,6 +109,8 @@ export interface AgentLoopOptions {
   maxContinuations?: number;
   /** Make the preselection with tasks.toolSelect or toolSelectModel. @default false */
   preselect?: boolean;
+  /** Told each answered run's question and the tools it used, and read by the loop's own preselection. @default none */
+  usageMemory?: UsageMemory;
   /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
   compact?: boolean;
   /**

@@ -45,7 +45,7 @@ async function chooseShortlist(run: LoopRun, prompt: string): Promise<unknown> {
   const task = config.tasks?.toolSelect;
   const model = typeof task?.model === "string" && task.model !== "" ? task.model : config.toolSelectModel ?? "";
   if (model === "") return [];
-  const preselect = options.sideTasks?.preselect ?? defaultPreselect(run.state);
+  const preselect = options.sideTasks?.preselect ?? defaultPreselect(run.state, options.usageMemory);
   return askShortlist(preselect, {
     config,
     model,

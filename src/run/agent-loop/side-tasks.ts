@@ -11,14 +11,16 @@ import { preselectIn } from "../preselect.js";
 import { summariserIn, taskCall, type TaskCallOptions } from "../../turn/side-task.js";
 import type { PreselectTools } from "./preselection.js";
 import type { RuntimeState } from "../../state/state.js";
+import type { UsageMemory } from "../usage-memory.js";
 
-/** The preselection the loop makes by default: preselect on the task's endpoint, keywords first. */
-export function defaultPreselect(state: RuntimeState): PreselectTools {
+/** The preselection the loop makes by default: preselect on the task's endpoint, keywords first (read with the usage memory, when given). */
+export function defaultPreselect(state: RuntimeState, memory?: UsageMemory): PreselectTools {
   return ({ config, model, task, catalog, prompt, signal, onNotice }) => {
     const call = taskCall<TaskCallOptions>(task, { model, onNotice, ...(signal ? { signal } : {}) }, config);
     const { temperature, maxTokens, reasoningEffort, extraBody } = call.options;
     return preselectIn(state, call.endpoint, call.model, catalog, prompt, {
       keywords: true,
+      ...(memory ? { memory } : {}),
       onNotice,
       ...(signal ? { signal } : {}),
       ...(temperature !== undefined ? { temperature } : {}),
