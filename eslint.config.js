@@ -14,7 +14,14 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       // The compiler checks names; scripts/*.mjs run on Node, whose globals it knows.
       "no-undef": "off",
+      // The command and its tests match terminal colour codes (\x1b) on purpose.
+      "no-control-regex": "off",
     },
+  },
+  {
+    // Tests feed hostile and half-built shapes on purpose.
+    files: ["test/**/*.ts", "bench/**/*.ts"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
   {
     files: ["src/**/*.ts"],
@@ -34,8 +41,8 @@ export default tseslint.config(
       ],
       "jsdoc/require-hyphen-before-param-description": ["error", "always"],
       "jsdoc/no-types": "error",
-      "jsdoc/check-param-names": "error",
-      "jsdoc/empty-tags": "error",
+      // A destructured options object is documented as one @param, its fields on its type.
+      "jsdoc/check-param-names": ["error", { checkDestructured: false }],
     },
   },
 );
