@@ -266,7 +266,8 @@ export type {
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";
-export type { Runtime } from "./runtime.js";
+export type { Runtime, RuntimeOptions } from "./runtime.js";
+export type { RuntimeBackend, RunFollower, SharedLatches } from "./state/backend.js";
 
 // reset
 export { resetAll } from "./reset.js";
