@@ -266,8 +266,7 @@ export type {
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";
-export type { Runtime, RuntimeOptions } from "./runtime.js";
-export type { RuntimeBackend, RunFollower, SharedLatches } from "./state/backend.js";
+export type { Runtime, RuntimeOptions, RuntimeBackend, RunFollower, SharedLatches } from "./runtime.js";
 
 // reset
 export { resetAll } from "./reset.js";

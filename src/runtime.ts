@@ -40,6 +40,8 @@ import {
 } from "./run/hooks.js";
 import { createState, defaultState, slotNames, type RuntimeState } from "./state/state.js";
 import type { RuntimeBackend } from "./state/backend.js";
+
+export type { RuntimeBackend, RunFollower, SharedLatches } from "./state/backend.js";
 import { createStateOn, resetStateIn } from "./run/backend-link.js";
 import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./run/preselect.js";
 import { runTurn, runTurnIn } from "./turn/run-turn.js";

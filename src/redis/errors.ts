@@ -1,6 +1,6 @@
 /**
  * @module redis/errors
- * The error `createRedisBackend` throws when it cannot start on the server it was given.
+ * The error the Redis backend throws when it cannot start on its server, or cannot read it.
  */
 
 import { AgentCoreError, type AgentCoreErrorOptions } from "../index.js";
@@ -15,8 +15,9 @@ export interface RedisBackendErrorOptions extends AgentCoreErrorOptions {
 }
 
 /**
- * The Redis backend could not start: the server did not answer, refused the connection or the
- * credentials, or the URL could not be read.
+ * The Redis backend could not do what it was asked: start on its server (which did not answer,
+ * refused the connection or the credentials, or whose URL could not be read), or read a run's
+ * history while the server was unreachable.
  *
  * The client's own error is the `cause`; `url` names the server without its password.
  */

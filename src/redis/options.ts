@@ -36,7 +36,7 @@ export interface RedisBackendOptions {
 /** The options with every default applied. */
 export type RedisSettings = Required<Omit<RedisBackendOptions, "onNotice">> & Pick<RedisBackendOptions, "onNotice">;
 
-/** The defaults of every numeric and string option. */
+/** The defaults `createRedisBackend` applies to every option left out. */
 export const REDIS_DEFAULTS = Object.freeze({
   prefix: "agent-core:",
   maxBufferedEvents: 10_000,
