@@ -1,6 +1,20 @@
 import { rmSync } from "node:fs";
 import { defineConfig, type Options } from "tsup";
 
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
+
+/**
+ * The Redis entry uses the library only through its public entry, and at run time it is that
+ * same file: `../index.js` from src/redis/ becomes `./index.js` beside dist/redis.js rather than
+ * a second copy of the core (so an error class is one class, and `instanceof` means what it says).
+ */
+const mainEntryBeside: Plugin = {
+  name: "main-entry-beside",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) => (/[\\/]src[\\/]redis[\\/]/.test(args.importer) ? { path: "./index.js", external: true } : undefined));
+  },
+};
+
 /**
  * Each public entry is built on its own so that `./spec` never shares a chunk with the
  * Node-only main entry: a browser that loads it must not pull in `node:` modules. `./testing`
@@ -26,5 +40,13 @@ export default defineConfig([
   { ...shared, entry: { index: "src/index.ts" } },
   { ...shared, entry: { spec: "src/spec.ts" }, platform: "browser", target: "es2022" },
   { ...shared, entry: { testing: "src/testing.ts" }, platform: "node" },
+  // The Redis entry runs on its optional peer, the official node-redis client, which is never bundled.
+  {
+    ...shared,
+    entry: { redis: "src/redis.ts" },
+    platform: "node",
+    external: [...(shared.external ?? []), /^redis(\/.*)?$/, /^@redis\//],
+    esbuildPlugins: [mainEntryBeside],
+  },
   { ...shared, entry: { cli: "src/cli.ts" }, platform: "node", dts: false, banner: { js: "#!/usr/bin/env node" } },
 ]);

@@ -22,6 +22,7 @@ const entries: Entry[] = [
   { file: "src/index.ts", title: "@cubicecho/agent-core" },
   { file: "src/spec.ts", title: "@cubicecho/agent-core/spec" },
   { file: "src/testing.ts", title: "@cubicecho/agent-core/testing" },
+  { file: "src/redis.ts", title: "@cubicecho/agent-core/redis" },
 ].filter((entry) => existsSync(resolve(root, entry.file)));
 
 const program = ts.createProgram(

@@ -1,6 +1,6 @@
-// Packs the library, checks the tarball's types with attw, installs it with openai into a
-// scratch project, imports every entry point from there, and bundles ./spec for the browser to
-// prove it pulls in no node: module.
+// Packs the library, checks the tarball's types with attw, installs it with openai (and the
+// redis client, the ./redis entry's optional peer) into a scratch project, imports every entry
+// point from there, and bundles ./spec for the browser to prove it pulls in no node: module.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +21,8 @@ try {
   run("mkdir", ["-p", project]);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "smoke", private: true, type: "module" }));
   const openai = manifest.devDependencies?.openai ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`], project);
+  const redis = manifest.devDependencies?.redis ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `redis@${redis}`], project);
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
@@ -29,6 +30,15 @@ try {
     .join("\n");
   writeFileSync(join(project, "check.mjs"), `${script}\nconsole.log("smoke: imported ${entries.join(", ")}");\n`);
   process.stdout.write(run("node", ["check.mjs"], project));
+
+  // ./redis reaches the core through the main entry at run time, so the two share one error family.
+  writeFileSync(
+    join(project, "redis.mjs"),
+    `import { AgentCoreError } from "${manifest.name}"; import { RedisBackendError } from "${manifest.name}/redis";\n` +
+      `if (!(new RedisBackendError({ url: "redis://127.0.0.1:1" }) instanceof AgentCoreError)) throw new Error("./redis carries a second copy of the core");\n` +
+      `console.log("smoke: ./redis shares the main entry's classes");\n`,
+  );
+  process.stdout.write(run("node", ["redis.mjs"], project));
 
   const esbuild = join(root, "node_modules", ".bin", "esbuild");
   writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);
