@@ -59,9 +59,13 @@ export class LatchStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Stores facts this replica learned and tells the others. */
+  /**
+   * Stores facts this replica learned and tells the others, and the other runtimes on this
+   * backend (the one that published them finds nothing new in them).
+   */
   publish(latches: SharedLatches): void {
     if (latches?.version !== CAPABILITIES_SNAPSHOT_VERSION || !Array.isArray(latches.endpoints)) return;
+    const fresh: object[] = [];
     for (const entry of latches.endpoints) {
       let text: string;
       try {
@@ -72,7 +76,9 @@ export class LatchStore {
       if (typeof text !== "string" || this.facts.has(text)) continue;
       this.facts.set(text, entry);
       this.unwritten.add(text);
+      fresh.push(entry);
     }
+    if (fresh.length > 0) queueMicrotask(() => this.tell(fresh));
     void this.write();
   }
 

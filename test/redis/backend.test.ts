@@ -176,6 +176,21 @@ describeRedis("createRedisBackend", () => {
         expect(b.capabilitiesFor("http://127.0.0.1:9/v1", "other key").usageInStream).toBe(true);
       });
     });
+
+    it("shares a latch between two runtimes on one backend too", async () => {
+      const backend = await createRedisBackend({ url: redis.url, prefix: `one-backend-${process.pid}:` });
+      const [first, second] = [createRuntime({ backend }), createRuntime({ backend })];
+      try {
+        const supports = first.capabilitiesFor("http://127.0.0.1:9/v1");
+        supports.strictSchemas = false;
+        await negotiate(supports, async () => "sent");
+        await until(() => second.capabilitiesFor("http://127.0.0.1:9/v1").strictSchemas === false);
+      } finally {
+        first.reset();
+        second.reset();
+        await backend.close();
+      }
+    });
   });
 
   describe("close", () => {

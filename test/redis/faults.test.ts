@@ -82,7 +82,7 @@ describeRedis("the Redis backend without its server", () => {
     }
   }, 30_000);
 
-  it("shares a latch learned while the server was gone once it is back, also with a server that restarted empty", async () => {
+  it("shares a latch learned while the server was gone once it is back, also with a server that restarted empty, and broadcasts again after", async () => {
     const prefix = `faults-${++prefixes}:`;
     const [first, second] = await Promise.all([createRedisBackend({ url: redis.url, prefix }), createRedisBackend({ url: redis.url, prefix })]);
     const [a, b] = [createRuntime({ backend: first }), createRuntime({ backend: second })];
@@ -97,6 +97,11 @@ describeRedis("the Redis backend without its server", () => {
       await until(() => b.capabilitiesFor("http://127.0.0.1:9/v1").strictSchemas === false);
       await raw.connect();
       expect(await raw.sendCommand(["SMEMBERS", `${prefix}latches:v1`])).toEqual(['{"baseUrl":"http://127.0.0.1:9/v1","key":"","strictSchemas":false}']);
+      // The broadcast works again too: a latch learned after the outage reaches B without one.
+      await until(() => first.connected && second.connected);
+      await until(async () => JSON.stringify(await raw.sendCommand(["PUBSUB", "NUMSUB", `${prefix}latches:v1`])) === JSON.stringify([`${prefix}latches:v1`, 2]));
+      first.publishLatches({ version: 1, endpoints: [{ baseUrl: "http://127.0.0.1:9/v1", key: "", usageInStream: false }] });
+      await until(() => b.capabilitiesFor("http://127.0.0.1:9/v1").usageInStream === false);
     } finally {
       raw.destroy();
       a.reset();
