@@ -37,6 +37,8 @@ async function withReplicas(
     await Promise.all([a.open({ url: redis.url, prefix, ...options[0] }), b.open({ url: redis.url, prefix, ...options[1] })]);
     await body(server, prefix);
   } finally {
+    // Closed already where the test got to its end; a test that failed part-way leaves nothing open for the next.
+    await Promise.all([a.close(), b.close()]);
     await server.close();
   }
 }
@@ -103,6 +105,10 @@ describeRedis("two replicas on one Redis", () => {
     await withReplicas([{}, {}], { refuse: { fields: ["min_p"] }, respond: () => turn({ content: "Fine." }) }, async (server, prefix) => {
       const extraBody = { min_p: 0.05 };
       expect((await a.run("learn", server.baseUrl, { extraBody })).content).toBe("Fine.");
+      // B hears of the latch by the broadcast alone, without a request of its own.
+      const deadline = Date.now() + 5_000;
+      while (JSON.stringify((await b.latches()).endpoints).includes("min_p") === false && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(server.chatBodies()).toHaveLength(2);
       expect((await b.run("use", server.baseUrl, { extraBody })).content).toBe("Fine.");
       // A starts over: a fresh backend and runtime, as after a restart, loading the shared set first.
       expect((await a.close()).unhandled).toEqual([]);

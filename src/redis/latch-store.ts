@@ -119,10 +119,10 @@ export class LatchStore {
   private async writeOnce(): Promise<boolean> {
     const texts = [...this.unwritten];
     this.unwritten.clear();
+    const message: Broadcast = { from: this.instance, endpoints: texts.map((text) => this.facts.get(text) as object) };
     try {
-      await send(this.client, ["SADD", this.key, ...texts]);
-      const message: Broadcast = { from: this.instance, endpoints: texts.map((text) => this.facts.get(text) as object) };
-      await send(this.client, ["PUBLISH", this.channel, JSON.stringify(message)]);
+      // Sent together, in this order, in one round trip: the set holds a fact before anyone hears of it.
+      await Promise.all([send(this.client, ["SADD", this.key, ...texts]), send(this.client, ["PUBLISH", this.channel, JSON.stringify(message)])]);
       return true;
     } catch {
       for (const text of texts) this.unwritten.add(text);
