@@ -52,5 +52,13 @@ export default defineConfig([
   },
   // ./otel loads its optional peer, the OpenTelemetry API, only when a host imports it.
   { ...shared, entry: { otel: "src/otel.ts" }, platform: "node", external: [...(shared.external ?? []), "@opentelemetry/api"], esbuildPlugins: [mainEntryBeside] },
+  // The Redis entry runs on its optional peer, the official node-redis client, which is never bundled.
+  {
+    ...shared,
+    entry: { redis: "src/redis.ts" },
+    platform: "node",
+    external: [...(shared.external ?? []), /^redis(\/.*)?$/, /^@redis\//],
+    esbuildPlugins: [mainEntryBeside],
+  },
   { ...shared, entry: { cli: "src/cli.ts" }, platform: "node", dts: false, banner: { js: "#!/usr/bin/env node" } },
 ]);

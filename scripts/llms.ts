@@ -24,6 +24,7 @@ const entries: Entry[] = [
   { file: "src/testing.ts", title: "@cubicecho/agent-core/testing" },
   { file: "src/mcp.ts", title: "@cubicecho/agent-core/mcp" },
   { file: "src/otel.ts", title: "@cubicecho/agent-core/otel" },
+  { file: "src/redis.ts", title: "@cubicecho/agent-core/redis" },
 ].filter((entry) => existsSync(resolve(root, entry.file)));
 
 const program = ts.createProgram(

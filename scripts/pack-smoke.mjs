@@ -1,6 +1,7 @@
 // Packs the library, checks the tarball's types with attw, installs it with openai and the optional
-// peers of ./mcp (the MCP SDK) and ./otel (the OpenTelemetry API) into a scratch project, imports
-// every entry point from there, and bundles ./spec for the browser to prove it pulls in no node: module.
+// peers of ./mcp (the MCP SDK), ./otel (the OpenTelemetry API) and ./redis (node-redis) into a scratch
+// project, imports every entry point from there, and bundles ./spec for the browser to prove it pulls
+// in no node: module.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +29,8 @@ try {
   const openai = manifest.devDependencies?.openai ?? "latest";
   const mcpSdk = manifest.devDependencies?.["@modelcontextprotocol/sdk"] ?? "latest";
   const otelApi = manifest.devDependencies?.["@opentelemetry/api"] ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`, `@opentelemetry/api@${otelApi}`], project);
+  const redis = manifest.devDependencies?.redis ?? "latest";
+  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`, `@opentelemetry/api@${otelApi}`, `redis@${redis}`], project);
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
@@ -51,6 +53,14 @@ try {
   const installed = join(project, "node_modules", ...manifest.name.split("/"), "dist");
   const naming = ["index.js", "spec.js", "testing.js", "cli.js"].filter((file) => readFileSync(join(installed, file), "utf8").includes("@opentelemetry/"));
   if (naming.length > 0) throw new Error(`entries other than ./otel name @opentelemetry: ${naming.join(", ")}`);
+  // ./redis reaches the core through the main entry at run time, so the two share one error family.
+  writeFileSync(
+    join(project, "redis.mjs"),
+    `import { AgentCoreError } from "${manifest.name}"; import { RedisBackendError } from "${manifest.name}/redis";\n` +
+      `if (!(new RedisBackendError({ url: "redis://127.0.0.1:1" }) instanceof AgentCoreError)) throw new Error("./redis carries a second copy of the core");\n` +
+      `console.log("smoke: ./redis shares the main entry's classes");\n`,
+  );
+  process.stdout.write(run("node", ["redis.mjs"], project));
 
   const esbuild = join(root, "node_modules", ".bin", "esbuild");
   writeFileSync(join(project, "browser.mjs"), `import { parseSpec } from "${manifest.name}/spec"; console.log(parseSpec({}));\n`);

@@ -314,7 +314,7 @@ export { markArgumentsChecked, argumentsChecked, MAX_ARGUMENT_ISSUES } from "./r
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";
-export type { Runtime } from "./runtime.js";
+export type { Runtime, RuntimeOptions, RuntimeBackend, RunFollower, SharedLatches } from "./runtime.js";
 
 // reset
 export { resetAll } from "./reset.js";

@@ -38,7 +38,11 @@ import {
   withContext,
   withContextIn,
 } from "./run/hooks.js";
-import { clearState, createState, defaultState, slotNames, type RuntimeState } from "./state/state.js";
+import { createState, defaultState, slotNames, type RuntimeState } from "./state/state.js";
+import type { RuntimeBackend } from "./state/backend.js";
+
+export type { RuntimeBackend, RunFollower, SharedLatches } from "./state/backend.js";
+import { createStateOn, resetStateIn } from "./run/backend-link.js";
 import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./run/preselect.js";
 import { runTurn, runTurnIn } from "./turn/run-turn.js";
 import { ask, askIn, askJson, askJsonIn, askReply, askReplyIn, summariser, summariserIn } from "./turn/side-task.js";
@@ -149,14 +153,31 @@ function runtimeOver(state: RuntimeState): Runtime {
     preselectByKeywords: bind<typeof preselectByKeywords>(state, preselectByKeywordsIn),
     runAgentLoop: bind<typeof runAgentLoop>(state, runAgentLoopIn),
     resumeAgentLoop: bind<typeof resumeAgentLoop>(state, resumeAgentLoopIn),
-    reset: () => clearState(state),
+    reset: () => resetStateIn(state),
     caches: () => slotNames(state),
   });
+}
+
+/** Options for {@link createRuntime}. */
+export interface RuntimeOptions {
+  /**
+   * A store shared with other replicas of the host (the `./redis` entry's `createRedisBackend`
+   * makes one): the runtime writes its run events and learned latches through to it, watches a
+   * run another replica holds through it, and starts with the latches it holds.
+   * @default none: everything stays in this process
+   */
+  backend?: RuntimeBackend;
 }
 
 /**
  * Creates a runtime with its own client pool, latches, served windows, calibration readings,
  * event bus and hook settings, sharing nothing with any other.
+ *
+ * With a `backend`, the caches stay this runtime's own and every read is still answered from
+ * them, but each emitted event is also stored in the backend, `watch` of a run this replica does
+ * not hold reads it from there (replayed from the start, then followed until `done`), each latch
+ * learned is published to the other replicas and theirs are applied here as they arrive. `reset`
+ * then loads the shared latches again.
  *
  * @example
  * const tenant = createRuntime();
@@ -164,8 +185,9 @@ function runtimeOver(state: RuntimeState): Runtime {
  * const result = await tenant.runAgentLoop({ config, messages, tools, dispatch });
  * tenant.reset(); // when the tenant goes away
  */
-export function createRuntime(): Runtime {
-  return runtimeOver(createState());
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const backend = options?.backend;
+  return runtimeOver(backend === undefined ? createState() : createStateOn(backend));
 }
 
 /** The runtime behind the top-level functions: calling `defaultRuntime.emit` is calling `emit`. */

@@ -20,6 +20,7 @@ import {
   rescheduleSweep,
   scheduleSweep,
 } from "./event-bus.js";
+import { closeFollowersIn, followRunIn } from "./event-follow.js";
 import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, ThinkingEvent } from "../shapes/event-types.js";
 import { defaultState, slotOf, type RuntimeState } from "../state/state.js";
 
@@ -83,6 +84,7 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
     }
     if (stamped.kind === "done") stream.endedAt = now;
     for (const watcher of stream.watchers) watcher.push(stamped);
+    state.link?.backend.appendEvents(runId, [stamped], bus.settings);
     scheduleSweep(bus, deadlineOf(stream, bus.settings));
     return stamped;
   } catch {
@@ -120,7 +122,9 @@ export function watchIn(
   options: ReplayOptions = {},
 ): AsyncIterableIterator<RunEvent> {
   const after = typeof options?.after === "number" && Number.isFinite(options.after) ? options.after : 0;
-  return new RunWatcher(slotOf(state, EVENT_BUS), String(runId), signal, after);
+  const bus = slotOf(state, EVENT_BUS);
+  if (state.link !== undefined && !bus.streams.has(String(runId))) return followRunIn(state, state.link, String(runId), signal, after);
+  return new RunWatcher(bus, String(runId), signal, after);
 }
 
 /**
@@ -178,6 +182,7 @@ export function history(runId: string, options?: ReplayOptions): RunEvent[] {
  */
 export function endRunIn(state: RuntimeState, runId: string): boolean {
   const bus = slotOf(state, EVENT_BUS);
+  if (typeof runId === "string" && runId !== "") state.link?.backend.endRun(runId, bus.settings);
   const stream = bus.streams.get(runId);
   if (stream === undefined) return false;
   stream.events = [];
@@ -243,6 +248,7 @@ export function configureEvents(options?: Partial<EventSettings>): EventSettings
 export function resetEventsIn(state: RuntimeState): void {
   const bus = slotOf(state, EVENT_BUS);
   clearBus(bus);
+  closeFollowersIn(state);
   bus.settings = { ...EVENT_DEFAULTS };
 }
 

@@ -9,6 +9,8 @@
  * one call, so a cache added later cannot escape a reset.
  */
 
+import type { BackendLink } from "./backend.js";
+
 /** A typed key naming one piece of runtime state and how to make it fresh. */
 export interface Slot<T> {
   /** Human-readable name, used in tests and diagnostics. */
@@ -23,6 +25,8 @@ export interface Slot<T> {
 export interface RuntimeState {
   /** The slot values created so far in this state. */
   readonly values: Map<Slot<unknown>, unknown>;
+  /** The shared backend this state writes through to; absent for a state kept in memory only. */
+  readonly link?: BackendLink;
 }
 
 /** Defines a slot: the key a module uses to keep one cache in a runtime state. */
@@ -30,9 +34,9 @@ export function defineSlot<T>(name: string, create: () => T, dispose?: (value: T
   return Object.freeze(dispose ? { name, create, dispose } : { name, create });
 }
 
-/** Makes an empty runtime state; slots are created on first use. */
-export function createState(): RuntimeState {
-  return { values: new Map() };
+/** Makes an empty runtime state, linked to a backend where one is given; slots are created on first use. */
+export function createState(link?: BackendLink): RuntimeState {
+  return link === undefined ? { values: new Map() } : { values: new Map(), link };
 }
 
 /** Returns the value of `slot` in `state`, creating it on first use. */

@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { normaliseBaseUrl } from "./client.js";
 import type { Produced } from "./stream.js";
 import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
+import { linkRecord, shareLatches } from "./latch-link.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
@@ -102,6 +103,7 @@ export function endpointRecordIn(state: RuntimeState, baseUrl: string, keyHash: 
   if (!entry) {
     entry = { baseUrl, keyHash, supports: freshEndpointCapabilities() };
     entries.set(key, entry);
+    if (state.link !== undefined) linkRecord(entry, state.link);
   }
   return entry.supports;
 }
@@ -292,6 +294,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
   const flipped = new Set<string>();
   const raced = new Set<string>();
   for (let attempt = 1; ; attempt += 1) {
+    shareLatches(supports);
     const model = name === undefined ? undefined : modelCapabilitiesOf(supports, name);
     try {
       return await send(supports, produced, model);
