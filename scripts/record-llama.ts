@@ -158,18 +158,29 @@ async function withGrammar(running: Running, path: string, body: unknown): Promi
   const grammar = /\bGrammar \(([^)]*)\): ([\s\S]*?)\n\n/.exec(segment);
   const format = /chat format: (\S+)/.exec(segment);
   found.slot = { grammarFor: grammar?.[1] ?? null, grammar: grammar?.[2] ?? null, chatFormat: format?.[1] ?? null };
-  return found;
+  // A verbose server's answer carries its debugging fields; only the status is kept.
+  return { request: found.request, response: { status: found.response.status, headers: found.response.headers }, slot: found.slot };
 }
 
 function hasToolCall(found: Exchange): boolean {
   return (found.response.events ?? []).some((event) => JSON.stringify(event).includes('"tool_calls"')) || JSON.stringify(found.response.body ?? "").includes('"tool_calls"');
 }
 
-/** Sends a request until its answer carries a tool call, at most `tries` times; the last answer is kept either way. */
-async function untilToolCall(origin: string, body: unknown, tries = 4): Promise<Exchange> {
+/** Sends a request until its answer shows what `wanted` looks for, at most `tries` times (the model is random); the last answer is kept either way. */
+async function until(origin: string, body: unknown, wanted: (found: Exchange) => boolean, tries = 6): Promise<Exchange> {
   let found = await exchange(origin, "POST", "/v1/chat/completions", body);
-  for (let attempt = 1; attempt < tries && !hasToolCall(found); attempt += 1) found = await exchange(origin, "POST", "/v1/chat/completions", body);
+  for (let attempt = 1; attempt < tries && !wanted(found); attempt += 1) found = await exchange(origin, "POST", "/v1/chat/completions", body);
+  if (!wanted(found)) console.warn(`record:llama: after ${tries} tries the answer still lacks what it was sent for; run the script again`);
   return found;
+}
+
+function untilToolCall(origin: string, body: unknown): Promise<Exchange> {
+  return until(origin, body, hasToolCall, 4);
+}
+
+/** Whether a streamed answer carries its scratchpad in reasoning_content. */
+function hasReasoning(found: Exchange): boolean {
+  return JSON.stringify(found.response.events ?? []).includes('"reasoning_content"');
 }
 
 const versionLine = await new Promise<string>((done) => {
@@ -211,6 +222,7 @@ const BOUNDED = { type: "object", properties: { word: { type: "string", maxLengt
 
 mkdirSync(out, { recursive: true });
 const stops: Array<() => Promise<void>> = [];
+let loaded = (): void => undefined;
 try {
   // While the model loads, every route answers 503: poll them all from the moment the port opens.
   {
@@ -238,13 +250,16 @@ try {
       }),
     );
     await loading.stop();
-    write("loading", "What every route answers while the model loads (polled from the moment the port opened).", loading, caught);
+    loaded = () => write("loading", "What every route answers while the model loads (polled from the moment the port opened).", loading, caught);
   }
 
-  const main = await start("tiny", ["-c", "2048", "--jinja", "-v"]);
+  // -v adds a __verbose field to every answer, so the wire is recorded from a server without it.
+  const main = await start("tiny", ["-c", "2048", "--jinja"]);
   stops.push(main.stop);
   const props = await exchange(main.origin, "GET", "/props");
   buildInfo = String((props.response.body as { build_info?: unknown }).build_info ?? "unknown");
+  // The loading answers were caught before any server could say its build.
+  loaded();
   write("listing", "GET /v1/models and GET /health of a ready server.", main, {
     listing: await exchange(main.origin, "GET", "/v1/models"),
     health: await exchange(main.origin, "GET", "/health"),
@@ -261,8 +276,10 @@ try {
     streamed: await untilToolCall(main.origin, { ...call, stream: true }),
     notStreamed: await untilToolCall(main.origin, call),
   });
-  const setup = (body: Record<string, unknown>) => withGrammar(main, CHAT, { model: "tiny.gguf", max_tokens: 1, messages: [{ role: "user", content: "Record a word." }], ...body });
-  write("grammar", "The grammar the server builds (from its verbose log) for the same bounds sent relaxed and strict, and under each tool_choice.", main, {
+  const verbose = await start("tiny", ["-c", "2048", "--jinja", "-v"]);
+  stops.push(verbose.stop);
+  const setup = (body: Record<string, unknown>) => withGrammar(verbose, CHAT, { model: "tiny.gguf", max_tokens: 1, messages: [{ role: "user", content: "Record a word." }], ...body });
+  write("grammar", "The grammar the server builds (from its verbose log) for the same bounds sent relaxed and strict, and under each tool_choice.", verbose, {
     toolRelaxed: await setup({ tools: relaxTools([WORD_TOOL]) }),
     toolStrict: await setup({ tools: sanitizeTools([WORD_TOOL]) }),
     formatRelaxed: await setup({ response_format: { type: "json_schema", json_schema: { name: "answer", schema: relaxSchema(BOUNDED) } } }),
@@ -272,6 +289,7 @@ try {
     objectChoice: await setup({ tools: relaxTools([WORD_TOOL]), tool_choice: { type: "function", function: { name: "record_word" } } }),
     autoChoice: await setup({ tools: relaxTools([WORD_TOOL]), tool_choice: "auto" }),
   });
+  await verbose.stop();
   const refuse = (body: Record<string, unknown>) => exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", max_tokens: 4, messages: hi, ...body });
   const format = (schema: unknown) => ({ response_format: { type: "json_schema", json_schema: { name: "answer", schema } } });
   write("refusals", "What the server refuses in a request body: schemas its converter or grammar parser cannot take, a tool_choice it does not know, both continuation flags.", main, {
@@ -325,8 +343,10 @@ try {
   for (const mode of ["deepseek", "none"] as const) {
     const think = await start("tiny-think", ["-c", "2048", "--jinja", "--reasoning-format", mode]);
     stops.push(think.stop);
-    reasoning[`${mode}Streamed`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", stream: true, max_tokens: 12, messages: hi });
-    reasoning[`${mode}LowestEffort`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", stream: true, max_tokens: 12, reasoning_effort: "none", messages: hi });
+    // Under deepseek the scratchpad comes in reasoning_content; under none it stays in content, <think> first.
+    const thought = mode === "deepseek" ? hasReasoning : (found: Exchange) => JSON.stringify(found.response.events ?? []).includes("<think>");
+    reasoning[`${mode}Streamed`] = await until(think.origin, { model: "tiny-think.gguf", stream: true, max_tokens: 12, messages: hi }, thought);
+    reasoning[`${mode}LowestEffort`] = await until(think.origin, { model: "tiny-think.gguf", stream: true, max_tokens: 12, reasoning_effort: "none", messages: hi }, thought);
     reasoning[`${mode}Prefill`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", max_tokens: 6, messages: prefill });
     reasoning[`${mode}JsonSchema`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", max_tokens: 12, messages: hi, ...format(relaxSchema(BOUNDED)) });
     await think.stop();
