@@ -10,6 +10,7 @@ import type { Endpoint, Message, ModelParams, RetryPolicy, Turn, TurnUsage } fro
 import type { EndpointCapabilities, ModelCapabilities } from "../../wire/capabilities.js";
 import { firstTokenMs, timeoutMs } from "../../wire/client.js";
 import { continueTurn } from "../../wire/continuation.js";
+import { learnServerIn } from "../../wire/capabilities-learn.js";
 import type { RunEventInput } from "../events.js";
 import { buildBody, type RequestBody, type ToolOrder } from "../../wire/request-body.js";
 import { runTurnIn } from "../../turn/run-turn.js";
@@ -53,6 +54,8 @@ export interface StepReply {
 export async function sendStep(state: RuntimeState, client: OpenAI, supports: EndpointCapabilities, request: StepRequest): Promise<StepReply> {
   const { config, head, signal } = request;
   const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...request.messages] : [...request.messages];
+  // A server that holds tool arguments to a grammar gets the relaxed schemas from the first step.
+  if (head.tools.length > 0) await learnServerIn(state, config, { signal });
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
