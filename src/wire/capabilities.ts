@@ -53,7 +53,7 @@ export interface EndpointCapabilities {
    * schema it is sent (llama.cpp, vLLM, LM Studio), as its model listing says.
    *
    * Such a server takes `strict: true` and ignores it, so the strict rewrite, which moves
-   * `maxLength`, `minimum`, `pattern` and the like into descriptions, is what its grammar would
+   * length bounds, `default` and unsupported formats into descriptions, is what its grammar would
    * enforce. Learned from the listing (listModels, and before the first loop step or askJson that
    * carries a schema); strictSchemas is turned false with it, so every body builder that picks on
    * strictSchemas sends the relaxed schemas, whose bounds the grammar keeps.
