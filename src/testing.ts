@@ -10,7 +10,8 @@
  * - Scripted turns ({@link turn}): content, reasoning, tool calls, usage and finish reason,
  *   rebuilt per family and per request; `respond` answers what nothing scripted.
  * - Refusals and faults: `refuse` (fields, values, strict schemas, prefill, overflow),
- *   `loading` (the 503 of a server still loading its model), {@link refusal} for any one
+ *   `loading` (the 503 of a server still loading its model), `apiKey` (the 401 of a server
+ *   started with a key), {@link refusal} for any one
  *   refusal such as the 429, and `stall` / `drop` scripts that go silent or cut the connection.
  * - Accounting: prompt counts in characters over four or o200k tokens (the optional peer
  *   `gpt-tokenizer`, loaded only when asked for), and with `prefixCache` the `cached_tokens` of
