@@ -357,8 +357,10 @@ try {
   const trying = await start("tiny-think", ["-c", "2048", "--jinja", "--reasoning-format", "deepseek"]);
   stops.push(trying.stop);
   let inStream: Exchange | undefined;
+  // Seen as a 500 "Failed to update streamed response: ... does not match the expected peg-native format" on grammar-held replies.
   for (let attempt = 0; attempt < Number(process.env.RECORD_IN_STREAM_TRIES ?? 6) && !inStream; attempt += 1) {
-    const found = await exchange(trying.origin, "POST", CHAT, { model: "tiny-think.gguf", stream: true, max_tokens: 80, messages: [{ role: "user", content: "Record a word." }], tools: relaxTools([WORD_TOOL]) });
+    const held = attempt % 2 === 0 ? { tools: relaxTools([WORD_TOOL]) } : format(relaxSchema(BOUNDED));
+    const found = await exchange(trying.origin, "POST", CHAT, { model: "tiny-think.gguf", stream: true, max_tokens: 200, messages: [{ role: "user", content: "Record a word." }], ...held });
     if ((found.response.events ?? []).some((event) => typeof event === "object" && event !== null && "error" in event)) inStream = found;
   }
   await trying.stop();

@@ -5,22 +5,42 @@
  * Each answer is checked against the schema as it was written, not as it was sent.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { z } from "zod";
 import { createRuntime } from "../../src/runtime.js";
 import { ToolIterationLimit } from "../../src/text/errors.js";
 import type { JsonSchema, ToolDefinition } from "../../src/shapes/config.js";
 import { describeReal, startLlamaServer, type LlamaServer } from "../support/llama-server.js";
 
-const Answer = z.object({
-  name: z.string().max(12),
-  colour: z.enum(["red", "green", "blue"]),
-  count: z.number().int().min(1).max(9),
-});
-const { $schema: _dropped, ...original } = z.toJSONSchema(Answer) as Record<string, unknown>;
+const COLOURS = ["red", "green", "blue"];
+
+/** The schema as written: the bounds a strict rewrite would move into descriptions, and those it keeps. */
+const ORIGINAL: JsonSchema = {
+  type: "object",
+  properties: {
+    name: { type: "string", maxLength: 12 },
+    colour: { type: "string", enum: COLOURS },
+    count: { type: "integer", minimum: 1, maximum: 9 },
+  },
+  required: ["name", "colour", "count"],
+  additionalProperties: false,
+};
+
+/** Where a value breaks ORIGINAL, read as JSON Schema reads it (maxLength counts code points). */
+function violations(value: unknown): string[] {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return ["not an object"];
+  const record = value as Record<string, unknown>;
+  const out: string[] = [];
+  for (const key of Object.keys(record)) if (!["name", "colour", "count"].includes(key)) out.push(`${key}: not allowed`);
+  if (typeof record.name !== "string") out.push("name: not a string");
+  else if ([...record.name].length > 12) out.push(`name: ${[...record.name].length} characters, over maxLength 12`);
+  if (!COLOURS.includes(record.colour as string)) out.push(`colour: ${JSON.stringify(record.colour)} not in the enum`);
+  if (typeof record.count !== "number" || !Number.isInteger(record.count)) out.push(`count: ${JSON.stringify(record.count)} not an integer`);
+  else if (record.count < 1 || record.count > 9) out.push(`count: ${record.count} outside 1..9`);
+  return out;
+}
 
 const TOOL: ToolDefinition = {
   type: "function",
-  function: { name: "record_pick", description: "Records a name, a colour and a count.", parameters: original as JsonSchema },
+  function: { name: "record_pick", description: "Records a name, a colour and a count.", parameters: ORIGINAL },
 };
 
 const CALLS = 3;
@@ -59,7 +79,7 @@ describeReal("a real llama-server holds answers to the bounds of the schema", ()
         expect(outcome).toBeDefined();
       }
       expect(args.length).toBeGreaterThanOrEqual(CALLS);
-      for (const given of args) expect(Answer.safeParse(given).error?.issues, JSON.stringify(given)).toBeUndefined();
+      for (const given of args) expect(violations(given), JSON.stringify(given)).toEqual([]);
       for (const body of sent) {
         const declared = (body.tools as ToolDefinition[])[0]!.function as Record<string, unknown>;
         expect(declared.strict).toBeUndefined();
@@ -71,20 +91,23 @@ describeReal("a real llama-server holds answers to the bounds of the schema", ()
     }
   }, 240_000);
 
-  it(`answers askJson inside the same bounds in each of ${CALLS} calls`, async () => {
+  it(`answers askJson inside the same bounds in every one of ${CALLS} answers`, async () => {
     const runtime = createRuntime();
     const notices: string[] = [];
+    const answers: unknown[] = [];
     try {
-      for (let call = 0; call < CALLS; call += 1) {
-        const picked = await runtime.askJson({ baseUrl: server.baseUrl }, server.model, "Pick a name, a colour and a count.", "Pick.", Answer, {
-          maxTokens: 120,
+      // llama-server now and then fails its own parse of a grammar-held reply with a 500; such a
+      // call has no answer to check, and another is asked (at most three more).
+      for (let call = 0; call < CALLS + 3 && answers.length < CALLS; call += 1) {
+        const picked = await runtime.askJson({ baseUrl: server.baseUrl }, server.model, "Pick a name, a colour and a count.", "Pick.", ORIGINAL, {
+          maxTokens: 200,
           onNotice: (text) => notices.push(text),
         });
-        // askJson checks the answer with the zod schema itself: undefined would mean it failed.
-        expect(picked, notices.join("\n")).toBeDefined();
-        expect(Answer.safeParse(picked).success).toBe(true);
+        if (picked !== undefined) answers.push(picked);
       }
-      expect(notices).toEqual([]);
+      expect(answers.length, notices.join("\n")).toBe(CALLS);
+      for (const answer of answers) expect(violations(answer), JSON.stringify(answer)).toEqual([]);
+      for (const notice of notices) expect(notice).toMatch(/500 Failed to update streamed response: The model produced output that does not match the expected peg-native format/);
     } finally {
       runtime.reset();
     }
