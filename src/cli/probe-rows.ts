@@ -95,8 +95,9 @@ function parameterRows(supports: EndpointCapabilities, model: ModelCapabilities,
 function toolRows(supports: EndpointCapabilities, evidence: ProbeEvidence): ProbeFinding[] {
   const outcome = evidence.tools;
   const { words } = evidence;
+  const known = evidence.owner ? `the listing says owned_by "${evidence.owner}"` : "known from an earlier listing";
   const grammar = supports.grammarConstrained
-    ? row("grammar", "schemas held by a grammar", "supported", `the listing says owned_by "${evidence.owner ?? "?"}": tool arguments and json_schema answers are held to a grammar built from each schema, so relaxed schemas are sent`)
+    ? row("grammar", "schemas held by a grammar", "supported", `${known}: tool arguments and json_schema answers are held to a grammar built from each schema, so relaxed schemas are sent`)
     : row("grammar", "schemas held by a grammar", "unknown", "the listing names no server known to build a grammar from the schema");
   let strict: ProbeFinding;
   if (supports.grammarConstrained) {

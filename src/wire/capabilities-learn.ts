@@ -31,7 +31,8 @@ export interface LearnServerOptions {
  * rejects: a listing that cannot be had leaves the record as it was.
  *
  * Nothing is read for a record already grammar-constrained or already sending relaxed schemas,
- * since the listing could change nothing there.
+ * since the listing could change nothing there. The read is listModels', bounded at ten seconds
+ * or the endpoint's request timeout where shorter.
  *
  * @internal
  */
