@@ -10,7 +10,8 @@
  * - Scripted turns ({@link turn}): content, reasoning, tool calls, usage and finish reason,
  *   rebuilt per family and per request; `respond` answers what nothing scripted.
  * - Refusals and faults: `refuse` (fields, values, strict schemas, prefill, overflow),
- *   `loading` (the 503 of a server still loading its model), {@link refusal} for any one
+ *   `loading` (the 503 of a server still loading its model), `apiKey` (the 401 of a server
+ *   started with a key), {@link refusal} for any one
  *   refusal such as the 429, and `stall` / `drop` scripts that go silent or cut the connection.
  * - Accounting: prompt counts in characters over four or o200k tokens (the optional peer
  *   `gpt-tokenizer`, loaded only when asked for), and with `prefixCache` the `cached_tokens` of
@@ -175,7 +176,17 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       await send(response, typeof override === "function" ? override(recorded) : override, recorded);
       return;
     }
-    if (method === "POST" && path === CHAT_PATH) return chat(recorded, response);
+    const chatting = method === "POST" && path === CHAT_PATH;
+    // llama.cpp answers every route, /health included, with its loading refusal until the model is in.
+    if (loadingLeft > 0 && family.loadingEveryRoute && !chatting) return answerRefusal(response, "loading", { model: "loopback-model" });
+    if (options.apiKey !== undefined && !family.openRoutes.includes(`${method} ${path}`) && request.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return sendBody(response, family.unauthorized.status, family.unauthorized.body);
+    }
+    if (chatting) return chat(recorded, response);
+    if (method === "GET" && path === "/health") {
+      const body = family.health();
+      if (body !== null) return sendJson(response, 200, body);
+    }
     if (method === "GET" && path === "/v1/models") return listModels(response);
     if (method === "GET" && path === "/props") {
       const body = options.props !== undefined ? options.props : family.props(firstModelId(), window);
@@ -212,6 +223,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       recorded.refused = "loading";
       return answerRefusal(response, "loading", { model: modelOf(body) });
     }
+    const checked = family.check?.(body);
+    if (checked) return sendBody(response, checked.status, checked.body);
     const found = findRefusal(family, options.refuse, body, { promptTokens, window });
     if (found) {
       recorded.refused = found.kind;

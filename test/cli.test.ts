@@ -12,13 +12,15 @@ import { runTurnIn } from "../src/turn/run-turn.js";
 import { importCapabilitiesIn } from "../src/wire/snapshot.js";
 import { clearState, createState } from "../src/state/state.js";
 import { createRuntime, defaultRuntime } from "../src/index.js";
-import { CliFailure, readFailure, wordsOf } from "../src/cli/errors.js";
+import { readFailure, wordsOf } from "../src/cli/errors.js";
 import { main as runMain, type CliIo } from "../src/cli/main.js";
 import { demoModel, runDemo } from "../src/cli/demo.js";
 import fc from "fast-check";
 import { evaluateArithmetic, ArithmeticError, listFiles } from "../src/cli/demo-tools.js";
 import { probeEndpoint, type ProbeStatus } from "../src/cli/probe.js";
+import { disagreements } from "./support/probe-agreement.js";
 import {
+  refusal,
   startEndpoint,
   turn,
   type EndpointOptions,
@@ -264,6 +266,7 @@ const everything = {
   maxTokens: "supported",
   temperature: "supported",
   reasoningEffort: "supported",
+  grammar: "unknown",
   strictSchemas: "supported",
   toolCalls: "supported",
   jsonSchema: "supported",
@@ -277,10 +280,23 @@ const CASES: Record<ProfileName, ProfileCase> = {
     expected: { window: "unknown", ...everything, maxTokens: "refused", temperature: "refused" },
     window: /unknown/,
   },
-  // A thinking model, which will not carry on a prefilled answer.
-  "llama.cpp": { refuse: { prefill: true }, expected: { window: "supported", ...everything, prefill: "refused" }, window: /\/props/ },
-  vllm: { refuse: { streamOptions: true }, expected: { window: "supported", ...everything, usageInStream: "refused" }, window: /max_model_len/ },
-  lmstudio: { refuse: {}, expected: { window: "supported", ...everything, usageInStream: "ignored" }, window: /\/api\/v0\/models/ },
+  // An older build with a thinking model, which will not carry on a prefilled answer; its listing
+  // says it holds answers to a grammar, so strict is not what it is sent.
+  "llama.cpp": {
+    refuse: { prefill: true },
+    expected: { window: "supported", ...everything, grammar: "supported", strictSchemas: "ignored", prefill: "refused" },
+    window: /meta\.n_ctx/,
+  },
+  vllm: {
+    refuse: { streamOptions: true },
+    expected: { window: "supported", ...everything, usageInStream: "refused", grammar: "supported", strictSchemas: "ignored" },
+    window: /max_model_len/,
+  },
+  lmstudio: {
+    refuse: {},
+    expected: { window: "supported", ...everything, usageInStream: "ignored", grammar: "supported", strictSchemas: "ignored" },
+    window: /\/api\/v0\/models/,
+  },
   ollama: { refuse: {}, callsAsText: true, expected: { window: "unknown", ...everything, toolCalls: "as text" }, window: /unknown/ },
   openrouter: {
     refuse: { tools: true },
@@ -308,6 +324,7 @@ describe("the probe", () => {
         expect(statuses).toEqual(spec.expected);
         expect(report.window.source).toMatch(spec.window);
         for (const finding of report.findings) if (finding.status === "refused") expect(finding.words, finding.capability).toBeTruthy();
+        expect(disagreements(report)).toEqual([]);
         expect(report.requests.length).toBe(server.requests.length);
         expect(progress.length).toBe(6);
         expect(report.model).toBe("loopback-model");
@@ -391,6 +408,63 @@ describe("the probe", () => {
         ["unknown", "upstream overloaded"],
         ["unknown", "upstream overloaded"],
       ]);
+    });
+  });
+
+  it("reports reasoning effort as ignored when the lowest rung is taken and the model reasons anyway", async () => {
+    const thinking = (request: RecordedRequest): Scripted => {
+      const scripted = probeModel()(request) as Extract<Scripted, { kind: "stream" }>;
+      return turn({ ...scripted.turn, reasoning: "Let me think about it." });
+    };
+    await withServer({ profile: "llama.cpp", respond: thinking }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const row = report.findings.find((finding) => finding.capability === "reasoningEffort");
+      expect(row).toMatchObject({ status: "ignored", detail: expect.stringMatching(/^reasoning_effort none was taken, yet 22 characters of reasoning still came/) });
+      expect(server.chatBodies()[0]?.reasoning_effort).toBe("none");
+      expect(disagreements(report)).toEqual([]);
+    });
+  });
+
+  it("reads every row off the records the snapshot is written from, so a latch a later probe flips is in both", async () => {
+    // The tools probe takes strict: true; the json_schema probe's strict schema is then refused as a grammar it cannot build.
+    const grammarless = (request: RecordedRequest): Scripted => {
+      const format = (request.body as { response_format?: { json_schema?: { strict?: boolean } } }).response_format;
+      if (format?.json_schema?.strict === true) return refusal("llama.cpp", "schemaGrammar", { value: '{"additionalProperties":false}' }) as Scripted;
+      return probeModel()(request);
+    };
+    await withServer({ profile: "ollama", respond: grammarless }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const strict = report.findings.find((finding) => finding.capability === "strictSchemas");
+      expect(strict).toMatchObject({ status: "refused", words: expect.stringContaining("JSON schema conversion failed") });
+      expect(report.snapshot.endpoints[0]?.strictSchemas).toBe(false);
+      expect(disagreements(report)).toEqual([]);
+    });
+  });
+
+  it("reports a sampler that cannot hold a reply to a schema as json_schema refused, not strict schemas, in the table and the snapshot", async () => {
+    // What llama-server answers every json_schema request under --reasoning-format none with a thinking template.
+    const failed: Scripted = { kind: "error", status: 400, body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } } };
+    const sampler = (request: RecordedRequest): Scripted => ((request.body as { response_format?: unknown }).response_format ? failed : probeModel()(request));
+    await withServer({ profile: "llama.cpp", respond: sampler }, async (server) => {
+      const report = await probeEndpoint({ baseUrl: server.baseUrl });
+      const statuses = Object.fromEntries(report.findings.map((finding) => [finding.capability, finding.status]));
+      expect(statuses).toMatchObject({ grammar: "supported", strictSchemas: "ignored", jsonSchema: "refused" });
+      expect(report.findings.find((finding) => finding.capability === "jsonSchema")?.words).toBe("Failed to initialize samplers: std::exception");
+      expect(report.snapshot.endpoints[0]).toMatchObject({ grammarConstrained: true, models: { "loopback-model": { structuredOutput: false } } });
+      expect(disagreements(report)).toEqual([]);
+    });
+  });
+
+  it("learns in the runtime it is given, leaving it for the caller to reset", async () => {
+    await withServer({ profile: "llama.cpp", respond: probeModel() }, async (server) => {
+      const runtime = createRuntime();
+      try {
+        const report = await probeEndpoint({ baseUrl: server.baseUrl, runtime });
+        expect(runtime.exportCapabilities()).toEqual(report.snapshot);
+        expect(runtime.capabilitiesFor(server.baseUrl).grammarConstrained).toBe(true);
+      } finally {
+        runtime.reset();
+      }
     });
   });
 

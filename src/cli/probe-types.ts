@@ -2,8 +2,8 @@
  * @module cli/probe-types
  * The shapes of `agent-core probe`: its options, the rows of its table and the report it returns.
  */
-import type { CapabilitiesSnapshot } from "../wire/snapshot.js";
-import type { RuntimeState } from "../state/state.js";
+import type { CapabilitiesSnapshot } from "../index.js";
+import type { Runtime } from "../runtime.js";
 
 /** How a capability came out of the probe. */
 export type ProbeStatus = "supported" | "refused" | "ignored" | "as text" | "not called" | "unknown";
@@ -15,6 +15,7 @@ export type ProbeCapability =
   | "maxTokens"
   | "temperature"
   | "reasoningEffort"
+  | "grammar"
   | "strictSchemas"
   | "toolCalls"
   | "jsonSchema"
@@ -52,7 +53,7 @@ export interface ProbeReport {
   listed: boolean;
   /** The served window in tokens (0 where nothing said) and where it came from. */
   window: { tokens: number; source: string };
-  /** The rows of the table, window first. */
+  /** The rows of the table, window first; every row but the window's is read off the same records the snapshot is written from. */
   findings: ProbeFinding[];
   /** Every request sent, in order. */
   requests: ProbeRequest[];
@@ -70,8 +71,8 @@ export interface ProbeOptions {
   apiKey?: string;
   /** The model; absent takes the first one the endpoint lists. */
   model?: string;
-  /** The runtime state the latches are learned in. @default a fresh one, cleared when the probe ends */
-  state?: RuntimeState;
+  /** The runtime the latches are learned in. @default a fresh one from createRuntime(), reset when the probe ends */
+  runtime?: Runtime;
   /** Stops the probe. */
   signal?: AbortSignal;
   /** Told one line as each probe starts. */

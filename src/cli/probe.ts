@@ -2,25 +2,30 @@
  * @module cli/probe
  * What `agent-core probe` finds out about an endpoint and one model on it, with as few and as
  * small requests as it can: the served window and where it came from, then four tiny chat
- * requests whose refusals are negotiated away and latched in a private runtime state, so the
- * capability snapshot the probe writes is exactly what a run would have learned.
+ * requests whose refusals are negotiated away and latched in a runtime of its own, so the
+ * capability snapshot the probe writes is exactly what a run would have learned. It uses the
+ * package's public API only, as any other user of it would.
  */
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type OpenAI from "openai";
-import type { Message, ToolDefinition, Turn } from "../shapes/config.js";
-import { capabilitiesForIn, effortFor, freshModelCapabilities, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
-import { getClientIn, servedWindowIn, trimBaseUrl, type ListedModel } from "../wire/client.js";
-import { buildBody } from "../wire/request-body.js";
-import { isOverflow } from "../text/retry.js";
-import { exportCapabilitiesIn } from "../wire/snapshot.js";
-import { streamTurn, type StreamBody } from "../wire/stream.js";
-import { recoverToolCalls } from "../text/tool-calls.js";
-import { clearState, createState, type RuntimeState } from "../state/state.js";
-import { describeError } from "../text/error-body.js";
+import {
+  buildBody,
+  negotiate,
+  relaxSchema,
+  sanitizeSchema,
+  streamTurn,
+  type EndpointCapabilities,
+  type ListedModel,
+  type Message,
+  type ModelCapabilities,
+  type StreamBody,
+  type ToolDefinition,
+} from "../index.js";
+import { createRuntime, type Runtime } from "../runtime.js";
 import { CliFailure, readFailure, wordsOf } from "./errors.js";
 import { readListing } from "./listing.js";
-import { windowNumber } from "../wire/window-lookup.js";
-import type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./probe-types.js";
+import { findingsFrom, isRefusal, statusOf, type ChatOutcome, type ProbeEvidence } from "./probe-rows.js";
+import type { ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest } from "./probe-types.js";
 
 export type { ProbeCapability, ProbeFinding, ProbeOptions, ProbeReport, ProbeRequest, ProbeStatus } from "./probe-types.js";
 export { readListing } from "./listing.js";
@@ -45,6 +50,7 @@ function latchesOf(supports: EndpointCapabilities, model: ModelCapabilities | un
   return {
     usageInStream: String(supports.usageInStream),
     strictSchemas: String(supports.strictSchemas),
+    grammarConstrained: String(supports.grammarConstrained),
     maxTokens: String(model?.legacyTokenLimit),
     temperature: String(model?.chosenTemperature),
     jsonSchema: String(model?.structuredOutput),
@@ -53,9 +59,15 @@ function latchesOf(supports: EndpointCapabilities, model: ModelCapabilities | un
   };
 }
 
+/** Reads a window size: a positive number (or digits in a string), rounded down; undefined otherwise. */
+function windowOf(value: unknown): number | undefined {
+  if (typeof value === "string" && /^\d+$/.test(value.trim())) return windowOf(Number(value));
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}
+
 /** The endpoint state one probe run shares between its steps. */
 interface Probe {
-  state: RuntimeState;
+  runtime: Runtime;
   client: OpenAI;
   supports: EndpointCapabilities;
   model: string;
@@ -63,11 +75,6 @@ interface Probe {
   tokens: ProbeReport["tokens"];
   /** The server's words per latch that flipped. */
   words: Partial<Record<string, string>>;
-}
-
-interface ChatOutcome {
-  turn?: Turn;
-  error?: unknown;
 }
 
 /** Sends one chat probe through negotiate, remembering the server's words for each latch a refusal flipped. */
@@ -113,168 +120,77 @@ async function chat(probe: Probe, build: (supports: EndpointCapabilities, model:
   }
 }
 
-/** Makes one row of the table. */
-function finding(capability: ProbeCapability, label: string, status: ProbeStatus, detail: string, words?: string): ProbeFinding {
-  return words ? { capability, label, status, detail, words } : { capability, label, status, detail };
-}
-
-/** Returns the probed model's record under the endpoint's, making it where the probe has not yet. */
-function modelRecord(probe: Probe): ModelCapabilities {
-  const models = probe.supports.models;
-  let record = models.get(probe.model);
-  if (!record) {
-    record = freshModelCapabilities();
-    models.set(probe.model, record);
-  }
-  return record;
-}
-
-/** Whether a failed request was the server refusing it (a 4xx that is not a rate limit, a timeout or an overflow). */
-function isRefusal(error: unknown): boolean {
-  const status = describeError(error).status;
-  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429 && !isOverflow(error);
-}
-
 /** Runs the first chat probe: usage in the stream, the max-tokens spelling, temperature and the effort rungs. */
-async function probeParameters(probe: Probe): Promise<ProbeFinding[]> {
+async function probeParameters(probe: Probe): Promise<ChatOutcome> {
   const messages: Message[] = [{ role: "user", content: "Reply with the single word: ok" }];
   const config = { model: probe.model, maxTokens: 16, temperature: 0, reasoningEffort: "none" };
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
   // The first plain request failing for any reason but a refusal leaves nothing worth probing.
   if (outcome.error !== undefined && !isRefusal(outcome.error)) throw readFailure(outcome.error, probe.options.baseUrl, probe.model);
-  const model = modelRecord(probe);
-  const refused = outcome.error === undefined ? undefined : wordsOf(outcome.error);
-  const rows: ProbeFinding[] = [];
-  const usage = outcome.turn?.usage;
-  if (!probe.supports.usageInStream) rows.push(finding("usageInStream", "usage in the stream", "refused", "stream_options refused; usage is estimated", probe.words.usageInStream));
-  else if (!usage) rows.push(finding("usageInStream", "usage in the stream", "unknown", "the request failed after negotiation", refused));
-  else if (usage.prompt > 0 || usage.total > 0) rows.push(finding("usageInStream", "usage in the stream", "supported", `sent (${usage.prompt} prompt tokens${usage.cached > 0 ? `, ${usage.cached} cached` : ""})`));
-  else rows.push(finding("usageInStream", "usage in the stream", "ignored", "stream_options accepted but no usage came"));
-  // A flag still on after a failed request was never tried through to an answer.
-  const untried = (capability: ProbeCapability, label: string): ProbeFinding => finding(capability, label, "unknown", "the request failed after negotiation", refused);
-  rows.push(
-    !model.legacyTokenLimit
-      ? finding("maxTokens", "max-tokens spelling", "refused", "max_tokens refused; sends max_completion_tokens", probe.words.maxTokens)
-      : outcome.error !== undefined
-        ? untried("maxTokens", "max-tokens spelling")
-        : finding("maxTokens", "max-tokens spelling", "supported", "max_tokens"),
-  );
-  rows.push(
-    !model.chosenTemperature
-      ? finding("temperature", "temperature", "refused", "only the model's own temperature", probe.words.temperature)
-      : outcome.error !== undefined
-        ? untried("temperature", "temperature")
-        : finding("temperature", "temperature", "supported", "a chosen temperature (0) was taken"),
-  );
-  if (!model.reasoningEffort) {
-    rows.push(finding("reasoningEffort", "reasoning effort", "refused", "takes no reasoning_effort", probe.words.reasoningEffort));
-  } else if (outcome.error !== undefined) {
-    rows.push(untried("reasoningEffort", "reasoning effort"));
-  } else {
-    const took = effortFor(model, "none");
-    const skipped = model.refusedEfforts.length > 0 ? `; refused ${model.refusedEfforts.join(", ")}` : "";
-    rows.push(finding("reasoningEffort", "reasoning effort", "supported", `lowest rung taken: ${took}${skipped}`, model.refusedEfforts.length > 0 ? probe.words.reasoningEffort : undefined));
-  }
-  return rows;
+  return outcome;
 }
 
-/** Runs the tools probe: strict schemas, and whether the server parses the call or leaves it as text. */
-async function probeTools(probe: Probe): Promise<ProbeFinding[]> {
+/** Runs the tools probe: one strict (or, on a grammar server, relaxed) tool, to see whether the server parses the call. */
+function probeTools(probe: Probe): Promise<ChatOutcome> {
   const messages: Message[] = [{ role: "user", content: 'Call the record_word tool with the word "ok". Do not answer in text.' }];
   const config = { model: probe.model, maxTokens: 64 };
-  const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages, [PROBE_TOOL]));
-  if (!outcome.turn) {
-    const words = wordsOf(outcome.error);
-    if (!isRefusal(outcome.error)) {
-      return [
-        finding("strictSchemas", "strict tool schemas", "unknown", "the request with tools failed", words),
-        finding("toolCalls", "tool calls", "unknown", "the request with tools failed", words),
-      ];
-    }
-    return [
-      finding("strictSchemas", "strict tool schemas", "unknown", "tools were refused", undefined),
-      finding("toolCalls", "tool calls", "refused", "the request with tools was refused", words),
-    ];
-  }
-  const strict = probe.supports.strictSchemas
-    ? finding("strictSchemas", "strict tool schemas", "supported", "strict: true was taken")
-    : finding("strictSchemas", "strict tool schemas", "refused", "sends relaxed schemas", probe.words.strictSchemas);
-  const turn = outcome.turn;
-  if (turn.toolCalls.length > 0) return [strict, finding("toolCalls", "tool calls", "supported", "parsed by the server into tool_calls")];
-  if (recoverToolCalls(turn.content, [PROBE_TOOL.function.name]).calls.length > 0) {
-    return [strict, finding("toolCalls", "tool calls", "as text", "left in the reply as text; recoverToolCalls reads them")];
-  }
-  const why = turn.finishReason === "length" ? "the reply hit the 64-token ceiling before any call" : "the model answered without calling the tool";
-  return [strict, finding("toolCalls", "tool calls", "not called", why)];
+  return chat(probe, (supports, model) => buildBody(config, supports, model, messages, [PROBE_TOOL]));
 }
 
-/** Runs the structured-output probe: a json_schema response_format. */
-async function probeJsonSchema(probe: Probe): Promise<ProbeFinding> {
+/** Runs the structured-output probe: a json_schema response_format in the form a run would send it. */
+function probeJsonSchema(probe: Probe): Promise<ChatOutcome> {
   const messages: Message[] = [{ role: "user", content: 'Reply with JSON: {"word": "ok"}' }];
   const config = { model: probe.model, maxTokens: 32 };
-  const outcome = await chat(probe, (supports, model) => {
+  return chat(probe, (supports, model) => {
     const body: StreamBody = buildBody(config, supports, model, messages);
-    if (model?.structuredOutput !== false) {
-      return { ...body, response_format: { type: "json_schema", json_schema: { name: "probe_word", strict: supports.strictSchemas, schema: WORD_SCHEMA } } };
-    }
-    return body;
+    if (model?.structuredOutput === false) return body;
+    const strict = supports.strictSchemas && !supports.grammarConstrained;
+    const json_schema = strict ? { name: "probe_word", strict: true, schema: sanitizeSchema(WORD_SCHEMA) } : { name: "probe_word", schema: relaxSchema(WORD_SCHEMA) };
+    return { ...body, response_format: { type: "json_schema", json_schema } };
   });
-  const model = modelRecord(probe);
-  if (outcome.error !== undefined && !isRefusal(outcome.error)) return finding("jsonSchema", "json_schema response_format", "unknown", "the request failed", wordsOf(outcome.error));
-  if (outcome.error !== undefined) return finding("jsonSchema", "json_schema response_format", "refused", "refused, and not as something to drop", wordsOf(outcome.error));
-  if (!model.structuredOutput) return finding("jsonSchema", "json_schema response_format", "refused", "answers are held to JSON by parsing instead", probe.words.jsonSchema);
-  return finding("jsonSchema", "json_schema response_format", "supported", "taken");
 }
 
-/** Runs the prefill probe: a trailing assistant message to carry on. */
-async function probePrefill(probe: Probe): Promise<ProbeFinding> {
+/** Runs the prefill probe: a trailing assistant message to carry on; a 400 or 422 for it latches assistantPrefill off. */
+async function probePrefill(probe: Probe): Promise<ChatOutcome> {
   const messages: Message[] = [
     { role: "user", content: "Count from one to five." },
     { role: "assistant", content: "One, two," },
   ];
   const config = { model: probe.model, maxTokens: 16 };
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
-  const status = describeError(outcome.error).status;
+  const status = statusOf(outcome.error);
   if (outcome.error !== undefined && (status === 400 || status === 422) && isRefusal(outcome.error)) {
-    modelRecord(probe).assistantPrefill = false;
-    return finding("prefill", "assistant prefill", "refused", "a cut-off answer is not continued", wordsOf(outcome.error));
+    probe.runtime.modelCapabilitiesFor(probe.options.baseUrl, probe.options.apiKey, probe.model).assistantPrefill = false;
   }
-  if (outcome.error !== undefined) return finding("prefill", "assistant prefill", "unknown", "the request failed", wordsOf(outcome.error));
-  return finding("prefill", "assistant prefill", "supported", "a trailing assistant message was taken");
+  return outcome;
 }
 
 /** The served window: a listing field, then the server's own routes, then the trained window. */
 async function findWindow(probe: Probe, entry: ListedModel | undefined, requests: ProbeRequest[]): Promise<ProbeReport["window"]> {
   for (const key of WINDOW_KEYS) {
-    const tokens = windowNumber(entry?.[key]);
+    const tokens = windowOf(entry?.[key]);
     if (tokens !== undefined) return { tokens, source: `the model listing (${key})` };
   }
   if (entry && entry.meta === null) return { tokens: 0, source: "unknown: the listing says the model is still loading (meta: null)" };
+  const meta = entry?.meta && typeof entry.meta === "object" ? (entry.meta as { n_ctx?: unknown; n_ctx_train?: unknown }) : undefined;
+  const listed = windowOf(meta?.n_ctx);
+  if (listed !== undefined) return { tokens: listed, source: "the model listing (meta.n_ctx, the window each slot serves)" };
   const from = requests.length;
-  const served = await servedWindowIn(probe.state, { baseUrl: probe.options.baseUrl, apiKey: probe.options.apiKey ?? "", model: probe.model }, probe.options.signal ? { signal: probe.options.signal } : {});
+  const endpoint = { baseUrl: probe.options.baseUrl, apiKey: probe.options.apiKey ?? "", model: probe.model };
+  const served = await probe.runtime.servedWindow(endpoint, probe.options.signal ? { signal: probe.options.signal } : {});
   if (served !== undefined) {
     const answered = requests.slice(from).filter((request) => request.status !== undefined && request.status < 300);
     const route = answered.map((request) => request.path.split("?")[0]).pop() ?? "";
     const field = route.endsWith("/props") ? "default_generation_settings.n_ctx" : "loaded_context_length";
     return { tokens: served, source: `the server's own ${route || "API"} (${field})` };
   }
-  const meta = entry?.meta;
-  const trained = windowNumber(meta && typeof meta === "object" ? (meta as { n_ctx_train?: unknown }).n_ctx_train : undefined);
+  const trained = windowOf(meta?.n_ctx_train);
   if (trained !== undefined) return { tokens: trained, source: "the trained window (meta.n_ctx_train); the served one was not reported" };
   return { tokens: 0, source: "unknown: nothing the endpoint answered names it; set contextLength" };
 }
 
-/**
- * Finds out what an endpoint and one model on it support, learning the latches in a private
- * runtime state, and returns the table, the requests and tokens spent, and the snapshot.
- *
- * Throws a {@link CliFailure} for an endpoint that cannot be reached, refuses the key, is not an
- * OpenAI-compatible API, does not know the model, or for an aborted `signal`.
- */
-export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport> {
-  const state = options.state ?? createState();
-  const base = trimBaseUrl(options.baseUrl);
-  const origin = new URL(base).origin;
+/** Counts every request to the endpoint's origin off the connection pool's diagnostics channel, until `stop` is called. */
+function countRequests(origin: string): { requests: ProbeRequest[]; stop: () => void } {
   const requests: ProbeRequest[] = [];
   const pending = new WeakMap<object, ProbeRequest>();
   const onCreate = (message: unknown): void => {
@@ -291,6 +207,26 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
   };
   subscribe("undici:request:create", onCreate);
   subscribe("undici:request:headers", onHeaders);
+  return {
+    requests,
+    stop: () => {
+      unsubscribe("undici:request:create", onCreate);
+      unsubscribe("undici:request:headers", onHeaders);
+    },
+  };
+}
+
+/**
+ * Finds out what an endpoint and one model on it support, learning the latches in a runtime of
+ * its own, and returns the table, the requests and tokens spent, and the snapshot.
+ *
+ * Throws a {@link CliFailure} for an endpoint that cannot be reached, refuses the key, is not an
+ * OpenAI-compatible API, does not know the model, or for an aborted `signal`.
+ */
+export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport> {
+  const runtime = options.runtime ?? createRuntime();
+  const base = options.baseUrl.trim().replace(/\/+$/, "");
+  const counted = countRequests(new URL(base).origin);
   const progress = (line: string): void => {
     try {
       options.onProgress?.(line);
@@ -305,22 +241,25 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     if (!model) throw new CliFailure("unknownModel", `${base} lists no models to choose from; pass --model NAME.`);
     if (!options.model && listing && listing.length > 1) progress(`no --model given: probing ${model}, the first of the ${listing.length} models listed`);
     const entry = listing?.find((item) => item.id === model);
-    const endpoint = { baseUrl: base, apiKey: options.apiKey ?? "" };
+    const endpoint = { baseUrl: base, apiKey: options.apiKey ?? "", requestTimeoutSeconds: options.timeoutSeconds ?? 60 };
     const probe: Probe = {
-      state,
-      client: getClientIn(state, { ...endpoint, requestTimeoutSeconds: options.timeoutSeconds ?? 60 }),
-      supports: capabilitiesForIn(state, base, options.apiKey),
+      runtime,
+      client: runtime.getClient(endpoint),
+      supports: runtime.capabilitiesFor(base, options.apiKey),
       model,
       options: { ...options, baseUrl: base },
       tokens: { prompt: 0, completion: 0, unreported: 0 },
       words: {},
     };
     progress("probing the served window (the listing, then /props or /api/v0/models)");
-    const window = await findWindow(probe, entry, requests);
-    const findings: ProbeFinding[] = [finding("window", "served window", window.tokens > 0 ? "supported" : "unknown", window.tokens > 0 ? `${window.tokens} tokens, from ${window.source}` : window.source)];
+    const window = await findWindow(probe, entry, counted.requests);
+    const findings: ProbeFinding[] = [
+      { capability: "window", label: "served window", status: window.tokens > 0 ? "supported" : "unknown", detail: window.tokens > 0 ? `${window.tokens} tokens, from ${window.source}` : window.source },
+    ];
     progress("probing usage in the stream, the max-tokens spelling, temperature and reasoning effort (one chat request, one more per refusal)");
+    let parameters: ChatOutcome;
     try {
-      findings.push(...(await probeParameters(probe)));
+      parameters = await probeParameters(probe);
     } catch (error) {
       const failure = readFailure(error, base, model);
       if (failure.kind === "unknownModel" && listing && listing.length > 0 && !entry) {
@@ -328,25 +267,23 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
       }
       throw failure;
     }
-    progress("probing strict tool schemas and tool-call parsing (one chat request with one tool)");
-    findings.push(...(await probeTools(probe)));
+    progress("probing schemas and tool-call parsing (the listing as a run reads it, then one chat request with one tool)");
+    // A run reads the listing before its first request with tools: that is where it learns a grammar server.
+    await runtime.listModels(endpoint, options.signal ? { signal: options.signal } : {}).catch((error: unknown) => {
+      if (options.signal?.aborted) throw readFailure(options.signal.reason ?? error, base, model);
+    });
+    const tools = await probeTools(probe);
     progress("probing json_schema response_format (one chat request)");
-    findings.push(await probeJsonSchema(probe));
+    const json = await probeJsonSchema(probe);
     progress("probing assistant prefill (one chat request ending in an assistant message)");
-    findings.push(await probePrefill(probe));
-    return {
-      baseUrl: base,
-      model,
-      listed: entry !== undefined,
-      window,
-      findings,
-      requests,
-      tokens: probe.tokens,
-      snapshot: exportCapabilitiesIn(state),
-    };
+    const prefill = await probePrefill(probe);
+    const owner = typeof entry?.owned_by === "string" ? entry.owned_by : undefined;
+    const evidence: ProbeEvidence = { parameters, tools, json, prefill, words: probe.words, toolName: PROBE_TOOL.function.name, ...(owner ? { owner } : {}) };
+    // Every row and the snapshot are read off the records as the last probe left them.
+    findings.push(...findingsFrom(probe.supports, runtime.modelCapabilitiesFor(base, options.apiKey, model), evidence));
+    return { baseUrl: base, model, listed: entry !== undefined, window, findings, requests: counted.requests, tokens: probe.tokens, snapshot: runtime.exportCapabilities() };
   } finally {
-    unsubscribe("undici:request:create", onCreate);
-    unsubscribe("undici:request:headers", onHeaders);
-    if (!options.state) clearState(state);
+    counted.stop();
+    if (!options.runtime) runtime.reset();
   }
 }

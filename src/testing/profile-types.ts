@@ -140,7 +140,29 @@ export interface StreamStyle {
   leadingComments: string[];
   /** The prefix of the completion id. */
   idPrefix: string;
+  /**
+   * How many random letters and digits follow the prefix of the completion id and make up each
+   * tool-call id a turn does not name (llama.cpp: 32); absent, the id is the prefix and
+   * `loopback`, and a tool call is `call_<index>`.
+   */
+  randomIds?: number;
+  /** Whether each choice carries `logprobs: null` (llama.cpp's carries no such field). */
+  logprobs: boolean;
+  /** The `system_fingerprint` every chunk and completion carries, where the family sends one. */
+  fingerprint?: string;
+  /** Whether a tool call's first delta (the one with its id and name) already carries the opening `{` of its arguments. */
+  argumentsOpen: boolean;
   /** Where the streaming habits were read from. */
+  source: string;
+}
+
+/** A status and body a family answers with on its own, and where that was seen. */
+export interface ErrorAnswer {
+  /** The HTTP status. */
+  status: number;
+  /** The body, sent as JSON (a string as text). */
+  body: unknown;
+  /** Where the answer was recorded or read. */
   source: string;
 }
 
@@ -154,6 +176,16 @@ export interface Profile {
   modelEntry: (id: string, window: number) => Record<string, unknown>;
   /** llama.cpp's `/props` body, or null where the family has no such route. */
   props: (id: string, window: number) => unknown;
+  /** The `/health` body of a ready server, or null where the family has no such route. */
+  health: () => unknown;
+  /** Whether every route, `/health` and the listing included, answers the loading refusal while the model loads (llama.cpp); otherwise only chat requests do. */
+  loadingEveryRoute: boolean;
+  /** Checks the family makes on a chat body before a model reads it; undefined where it takes the body. */
+  check?: (body: Record<string, unknown>) => ErrorAnswer | undefined;
+  /** What a server started with a key answers a request without it, or with another one. */
+  unauthorized: ErrorAnswer;
+  /** The routes (`"GET /health"`) a server started with a key still answers without one. */
+  openRoutes: readonly string[];
   /** LM Studio's `/api/v0/models` body, or null where the family has no such route. */
   lmstudioModels: (id: string, window: number) => unknown;
   /** The answer to a route the family does not serve. */

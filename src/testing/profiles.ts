@@ -9,11 +9,20 @@
  * errors, so a test can still exercise the path without pretending it is verbatim.
  */
 import { deepFreeze, llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./wordings.js";
-import { PROFILE_NAMES, type Profile, type ProfileName, type RefusalKind, type RefusalWording } from "./profile-types.js";
+import { PROFILE_NAMES, type ErrorAnswer, type Profile, type ProfileName, type RefusalKind, type RefusalWording } from "./profile-types.js";
+import { LLAMA_BUILD, LLAMA_UNAUTHORIZED, llamaCheck, llamaListing, llamaModelEntry, llamaProps } from "./profile-llama.js";
 
 export * from "./profile-types.js";
 
 const created = 1_700_000_000;
+
+/** A family's 401 where none was recorded: its own error body around a plain sentence. */
+function unauthorizedIn(family: string, body: unknown): ErrorAnswer {
+  return { status: 401, body, source: `no ${family} wording recorded; shaped like the family's other errors` };
+}
+
+/** The habits every family shares unless its entry says otherwise. */
+const PLAIN = { health: () => null, loadingEveryRoute: false, openRoutes: [] as string[] };
 
 /** The families, keyed by name. */
 export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
@@ -23,6 +32,12 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     modelEntry: (id) => ({ id, object: "model", created, owned_by: "system" }),
     props: () => null,
     lmstudioModels: () => null,
+    ...PLAIN,
+    unauthorized: {
+      status: 401,
+      body: openaiError("Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.", "invalid_request_error", null, "invalid_api_key"),
+      source: "https://github.com/chatanywhere/GPT_API_free/issues/62",
+    },
     notFound: (method, path) => ({
       status: 404,
       body: openaiError(`Invalid URL (${method} ${path})`, "invalid_request_error", null, null),
@@ -38,6 +53,9 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      logprobs: true,
+      fingerprint: "fp_loopback",
+      argumentsOpen: false,
       source:
         "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
     },
@@ -46,27 +64,19 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
   },
   "llama.cpp": {
     name: "llama.cpp",
-    listing: (models) => ({ object: "list", data: models }),
-    modelEntry: (id, window) => ({
-      id,
-      object: "model",
-      created,
-      owned_by: "llamacpp",
-      // meta.n_ctx is the window each slot serves (-c over -np), beside the trained n_ctx_train.
-      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: window, n_ctx_train: Math.max(window, 131072), n_embd: 4096, n_params: 8_000_000_000, size: 4_900_000_000 },
-    }),
-    props: (id, window) => ({
-      default_generation_settings: { n_ctx: window, params: {} },
-      total_slots: 1,
-      model_path: `/models/${id}.gguf`,
-      chat_template: "",
-      build_info: "b6000-loopback",
-    }),
+    listing: llamaListing,
+    modelEntry: llamaModelEntry,
+    props: llamaProps,
     lmstudioModels: () => null,
+    health: () => ({ status: "ok" }),
+    loadingEveryRoute: true,
+    check: llamaCheck,
+    unauthorized: LLAMA_UNAUTHORIZED,
+    openRoutes: ["GET /health", "GET /v1/models", "GET /models"],
     notFound: () => ({
       status: 404,
       body: llamaError(404, "File Not Found", "not_found_error"),
-      source: "ggml-org/llama.cpp tools/server/server.cpp (the error handler answers format_error_response(\"File Not Found\", ERROR_TYPE_NOT_FOUND))",
+      source: "ggml-org/llama.cpp tools/server/server.cpp (the error handler answers format_error_response(\"File Not Found\", ERROR_TYPE_NOT_FOUND)); recorded in test/fixtures/llama.cpp/listing.json (missing)",
     }),
     stream: {
       roleChunk: true,
@@ -78,8 +88,12 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      randomIds: 32,
+      logprobs: false,
+      fingerprint: LLAMA_BUILD,
+      argumentsOpen: true,
       source:
-        "ggml-org/llama.cpp tools/server/server-task.cpp (to_json_oaicompat_chat_stream: usage chunk with empty choices only when include_usage, timings on the last chunk; usage_json_oaicompat always carries prompt_tokens_details.cached_tokens; result_timings::to_json adds draft_n and draft_n_accepted when drafting)",
+        "recorded from llama-server in test/fixtures/llama.cpp/stream.json and tool-calls.json: a role chunk with content null first; choices without logprobs; system_fingerprint on every chunk; a usage chunk with empty choices only under include_usage, cached_tokens always; timings on the last chunk (the usage chunk where there is one); ids of 32 letters and digits; a tool call's first delta carries its id, its name and the opening { of its arguments",
     },
     refusals: WORDINGS["llama.cpp"],
     fallbackError: (status, message, type) => llamaError(status, message, type),
@@ -99,6 +113,12 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     }),
     props: () => null,
     lmstudioModels: () => null,
+    ...PLAIN,
+    unauthorized: {
+      status: 401,
+      body: { error: "Unauthorized" },
+      source: "vllm-project/vllm vllm/entrypoints/openai/api_server.py (the --api-key middleware answers JSONResponse(content={\"error\": \"Unauthorized\"}, status_code=401))",
+    },
     notFound: () => ({ status: 404, body: { detail: "Not Found" }, source: "FastAPI's default 404 body; vLLM's OpenAI server is a FastAPI app (vllm/entrypoints/openai/api_server.py)" }),
     stream: {
       roleChunk: true,
@@ -110,6 +130,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      logprobs: true,
+      argumentsOpen: false,
       source:
         "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before)",
     },
@@ -121,6 +143,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     listing: (models) => ({ object: "list", data: models }),
     modelEntry: (id) => ({ id, object: "model", owned_by: "organization_owner" }),
     props: () => null,
+    ...PLAIN,
+    unauthorized: unauthorizedIn("LM Studio", lmstudioError("Invalid API key")),
     lmstudioModels: (id, window) => ({
       object: "list",
       data: [
@@ -153,6 +177,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      logprobs: true,
+      argumentsOpen: false,
       source:
         "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/676 (role repeated on each delta, no role-only opening chunk, no usage in the stream) and https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/713 (stream_options not honoured)",
     },
@@ -165,6 +191,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     modelEntry: (id) => ({ id, object: "model", created, owned_by: "library" }),
     props: () => null,
     lmstudioModels: () => null,
+    ...PLAIN,
+    unauthorized: unauthorizedIn("Ollama", ollamaError("unauthorized", "invalid_request_error")),
     notFound: () => ({ status: 404, body: "404 page not found", source: "gin's default 404 body (gin-gonic/gin gin.go default404Body); Ollama's server is a gin router (ollama/ollama server/routes.go)" }),
     stream: {
       roleChunk: false,
@@ -176,6 +204,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      logprobs: true,
+      argumentsOpen: false,
       source:
         "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning)",
     },
@@ -197,6 +227,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     }),
     props: () => null,
     lmstudioModels: () => null,
+    ...PLAIN,
+    unauthorized: unauthorizedIn("OpenRouter", openrouterError(401, "No auth credentials found")),
     notFound: () => ({
       status: 404,
       body: openrouterError(404, "Not Found"),
@@ -212,6 +244,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [": OPENROUTER PROCESSING"],
       idPrefix: "gen-",
+      logprobs: true,
+      argumentsOpen: false,
       source:
         "https://openrouter.ai/docs/api_reference/streaming (\": OPENROUTER PROCESSING\" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)",
     },

@@ -3,8 +3,9 @@
  * Builds a scripted turn into the chunks a server family streams, or into the one
  * `chat.completion` object it answers a request that does not stream with.
  */
+import { randomInt } from "node:crypto";
 import { countChars4 } from "./render.js";
-import type { Profile } from "./profile-types.js";
+import type { Profile, StreamStyle } from "./profile-types.js";
 
 /** One tool call in a scripted turn. */
 export interface ToolCallSpec {
@@ -12,7 +13,7 @@ export interface ToolCallSpec {
   name: string;
   /** The arguments: a string is sent as written (so it may be broken JSON), an object as JSON. */
   arguments: string | Record<string, unknown>;
-  /** The call's id. @default "call_<index>" */
+  /** The call's id. @default "call_<index>", or the family's random id (llama.cpp: 32 letters and digits) */
   id?: string;
 }
 
@@ -68,6 +69,25 @@ export interface TurnContext {
 }
 
 const CREATED = 1_700_000_000;
+
+const ID_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** Makes a run of random letters and digits, as llama-server's ids are. */
+function randomLetters(length: number): string {
+  let id = "";
+  for (let index = 0; index < length; index += 1) id += ID_CHARACTERS[randomInt(ID_CHARACTERS.length)];
+  return id;
+}
+
+/** The id of one completion in a family's style. */
+function completionId(style: StreamStyle): string {
+  return `${style.idPrefix}${style.randomIds ? randomLetters(style.randomIds) : "loopback"}`;
+}
+
+/** The ids of a turn's tool calls in a family's style, where the spec does not name them. */
+function callIds(style: StreamStyle, calls: readonly ToolCallSpec[]): string[] {
+  return calls.map((call, index) => call.id ?? (style.randomIds ? randomLetters(style.randomIds) : `call_${index}`));
+}
 
 /** Splits text into at most `count` pieces of near-equal length, never inside a surrogate pair. */
 export function splitPieces(text: string, count: number): string[] {
@@ -152,15 +172,15 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   const pieces = spec.pieces ?? 3;
   const field = spec.reasoningField ?? style.reasoningField;
   const base = {
-    id: `${style.idPrefix}loopback`,
+    id: completionId(style),
     object: "chat.completion.chunk",
     created: CREATED,
     model: context.model,
-    ...(profile.name === "openai" ? { system_fingerprint: "fp_loopback" } : {}),
+    ...(style.fingerprint ? { system_fingerprint: style.fingerprint } : {}),
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
     ...base,
-    choices: [{ index: 0, delta: style.roleOnEveryChunk ? { role: "assistant", ...delta } : delta, logprobs: null, finish_reason: finish }],
+    choices: [{ index: 0, delta: style.roleOnEveryChunk ? { role: "assistant", ...delta } : delta, ...(style.logprobs ? { logprobs: null } : {}), finish_reason: finish }],
   });
   const chunks: Array<Record<string, unknown> | string> = [...style.leadingComments];
   if (spec.roleChunk ?? style.roleChunk) {
@@ -168,13 +188,17 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   }
   for (const piece of splitPieces(spec.reasoning ?? "", pieces)) chunks.push(chunk({ [field]: piece }));
   for (const piece of splitPieces(spec.content ?? "", pieces)) chunks.push(chunk({ content: piece }));
+  const ids = callIds(style, spec.toolCalls ?? []);
   (spec.toolCalls ?? []).forEach((call, index) => {
+    const text = argumentsText(call);
+    // llama.cpp's first delta of a call already carries the "{" its grammar opens the arguments with.
+    const opening = style.argumentsOpen && text.startsWith("{") ? "{" : "";
     chunks.push(
       chunk({
-        tool_calls: [{ index, id: call.id ?? `call_${index}`, type: "function", function: { name: call.name, arguments: "" } }],
+        tool_calls: [{ index, id: ids[index], type: "function", function: { name: call.name, arguments: opening } }],
       }),
     );
-    for (const piece of splitPieces(argumentsText(call), pieces)) {
+    for (const piece of splitPieces(text.slice(opening.length), pieces)) {
       chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     }
   });
@@ -201,8 +225,9 @@ export function buildCompletion(profile: Profile, spec: TurnSpec, context: TurnC
   const message: Record<string, unknown> = { role: "assistant", content: spec.content ?? (spec.toolCalls?.length ? null : "") };
   if (spec.reasoning) message[field] = spec.reasoning;
   if (spec.toolCalls?.length) {
+    const ids = callIds(profile.stream, spec.toolCalls);
     message.tool_calls = spec.toolCalls.map((call, index) => ({
-      id: call.id ?? `call_${index}`,
+      id: ids[index],
       type: "function",
       function: { name: call.name, arguments: argumentsText(call) },
     }));
@@ -210,11 +235,12 @@ export function buildCompletion(profile: Profile, spec: TurnSpec, context: TurnC
   const usage = buildUsage(profile, spec, context.usage);
   const timings = buildTimings(profile, spec, usage);
   return {
-    id: `${profile.stream.idPrefix}loopback`,
+    id: completionId(profile.stream),
     object: "chat.completion",
     created: CREATED,
     model: context.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishOf(spec) }],
+    ...(profile.stream.fingerprint ? { system_fingerprint: profile.stream.fingerprint } : {}),
+    choices: [{ index: 0, message, ...(profile.stream.logprobs ? { logprobs: null } : {}), finish_reason: finishOf(spec) }],
     ...(spec.usage === false ? {} : { usage }),
     ...(timings ? { timings } : {}),
   };

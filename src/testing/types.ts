@@ -103,8 +103,18 @@ export interface EndpointOptions {
   lmstudioModels?: object | null;
   /** List llama.cpp models with `meta: null`, as a router does while the model loads. @default false */
   listingWhileLoading?: boolean;
-  /** Answer this many chat requests with the family's "still loading" refusal first. @default 0 */
+  /**
+   * Answer this many chat requests with the family's "still loading" refusal first; until they
+   * are answered, a llama.cpp endpoint answers every other route (`/health`, the listing,
+   * `/props`) with it too, as llama-server does. @default 0
+   */
   loading?: number;
+  /**
+   * The key the server was started with: a request without `Authorization: Bearer <key>` gets the
+   * family's 401, except on the routes the family leaves open (llama.cpp: `/health` and the
+   * listing). @default no key: every request is answered
+   */
+  apiKey?: string;
   /** What this server, or one model on it, refuses; answered with the profile's wording. */
   refuse?: RefusalConfig;
   /** How `usage.prompt_tokens` is counted. @default "chars4" */

@@ -37,7 +37,7 @@ const llama: Table = {
     status: 500,
     body: () => llamaError(500, "tools param requires --jinja flag", "server_error"),
     source:
-      "ggml-org/llama.cpp examples/server/utils.hpp (oaicompat_completion_params_parse throws it; the handler answers 500 server_error)",
+      "recorded from llama-server started with --no-jinja in test/fixtures/llama.cpp/no-jinja.json (--jinja is its default)",
   },
   responseFormat: {
     status: 500,
@@ -49,16 +49,17 @@ const llama: Table = {
     body: ({ value }) =>
       llamaError(
         400,
-        `JSON schema conversion failed:\nUnrecognized schema: ${typeof value === "string" ? value : '{"description":"Arguments for the tool (JSON object)"}'}`,
+        `Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\nUnrecognized schema: ${typeof value === "string" ? value : '{"description":"Arguments for the tool (JSON object)"}'}`,
         "invalid_request_error",
       ),
-    source: "https://github.com/browseros-ai/BrowserOS/issues/255 and https://github.com/ggml-org/llama.cpp/issues/14227",
+    source:
+      "recorded from llama-server in test/fixtures/llama.cpp/refusals.json (unknownType); older builds answered the converter's words alone (https://github.com/browseros-ai/BrowserOS/issues/255, https://github.com/ggml-org/llama.cpp/issues/14227)",
   },
   contextOverflow: {
     status: 400,
     body: llamaOverflow,
     source:
-      "ggml-org/llama.cpp tools/server/server-context.cpp (send_error with ERROR_TYPE_EXCEED_CONTEXT_SIZE) and server-task.cpp (server_task_result_error::to_json adds n_prompt_tokens, n_ctx)",
+      "ggml-org/llama.cpp tools/server/server-context.cpp (send_error with ERROR_TYPE_EXCEED_CONTEXT_SIZE) and server-task.cpp (server_task_result_error::to_json adds n_prompt_tokens, n_ctx); recorded in test/fixtures/llama.cpp/overflow.json",
   },
   overflowInStream: {
     status: 200,
@@ -69,12 +70,14 @@ const llama: Table = {
   loading: {
     status: 503,
     body: () => llamaError(503, "Loading model", "unavailable_error"),
-    source: "ggml-org/llama.cpp tools/server/server.cpp (middleware_server_state answers format_error_response(\"Loading model\", ERROR_TYPE_UNAVAILABLE))",
+    source:
+      "ggml-org/llama.cpp tools/server/server.cpp (middleware_server_state answers format_error_response(\"Loading model\", ERROR_TYPE_UNAVAILABLE)), on every route while the model loads; recorded in test/fixtures/llama.cpp/loading.json",
   },
   prefill: {
     status: 400,
     body: () => llamaError(400, "Assistant response prefill is incompatible with enable_thinking.", "invalid_request_error"),
-    source: "https://github.com/ggml-org/llama.cpp/issues/20861",
+    source:
+      "older builds only (https://github.com/ggml-org/llama.cpp/issues/20861): the recorded llama-server takes a prefill with a thinking template (test/fixtures/llama.cpp/reasoning.json, deepseekPrefill) and its binary no longer holds this sentence; a server started with --no-prefill-assistant reads the trailing message as a finished one instead",
   },
 };
 

@@ -185,10 +185,15 @@ function rewriteTools(
  *
  * llama.cpp: `common/json-schema-to-grammar.cpp` throws "JSON schema conversion failed:" followed
  * by its errors ("Unrecognized schema: …", "Pattern must start with '^' and end with '$'",
- * "Unsupported ref: …", "Error resolving ref …", "Unbalanced …"); `src/llama-grammar.cpp` logs
- * "failed to parse grammar" and throws "number of repetitions exceeds sane defaults…" and
- * "unknown escape at …"; the server answers "Failed to parse grammar" or "failed to initialize
- * samplers"; Ollama passes the parser's "error parsing grammar" through. vLLM
+ * "Unsupported ref: …", "Error resolving ref …", "Unbalanced …"), which the server answers
+ * behind "Unable to generate parser for this template. Automatic parser generation failed: ";
+ * `src/llama-grammar.cpp` logs "failed to parse grammar" and throws "number of repetitions
+ * exceeds sane defaults…" and "unknown escape at …", which the server answers as "Failed to
+ * initialize samplers: failed to parse grammar" (both recorded in test/fixtures/llama.cpp/).
+ * "Failed to initialize samplers" alone is not one of these: followed by anything but the
+ * grammar's failure ("std::exception", which a thinking template under `--reasoning-format none`
+ * gives every json_schema request) it is the sampler failing, which a relaxed schema does not
+ * answer. Ollama passes the parser's "error parsing grammar" through. vLLM
  * (`vllm/v1/structured_output/backend_xgrammar.py`): "The provided JSON schema contains features
  * not supported by xgrammar." and "Failed to transform json schema into a grammar: …"; its
  * guidance backend (llguidance) says "Grammar error: Unimplemented keys: […]".
@@ -203,7 +208,6 @@ const GRAMMAR_ERROR_WORDINGS = [
   "error parsing grammar",
   "exceeds sane defaults",
   "unknown escape at",
-  "failed to initialize samplers",
   "features not supported by xgrammar",
   "failed to transform json schema into a grammar",
   "unimplemented keys",

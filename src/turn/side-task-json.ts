@@ -18,6 +18,7 @@ import { isObject, toJson, type Json } from "../text/schema-tree.js";
 import { notify } from "../text/safe-calls.js";
 import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput, type SideTaskAnswer, type SideTaskRequest } from "./side-task-request.js";
 import type { RuntimeState } from "../state/state.js";
+import { learnServerIn } from "../wire/capabilities-learn.js";
 
 /**
  * Reads the JSON value in a model's reply; undefined where there is none or it was cut off.
@@ -114,10 +115,11 @@ export function formatName(name: unknown): string {
 
 /**
  * The `response_format` one attempt sends: the strict rewrite marked strict while the endpoint
- * takes strict schemas and the caller asked for strict, otherwise the grammar-safe rewrite.
+ * takes strict schemas, is not grammar-constrained and the caller asked for strict, otherwise the
+ * grammar-safe rewrite, whose bounds a grammar-constrained server enforces.
  */
 export function responseFormatFor(prepared: PreparedSchema, name: string, strict: boolean, supports: EndpointCapabilities): Record<string, unknown> {
-  if (strict && supports.strictSchemas && prepared.strictAllowed) {
+  if (strict && supports.strictSchemas && supports.grammarConstrained !== true && prepared.strictAllowed) {
     return { type: "json_schema", json_schema: { name, schema: prepared.strict, strict: true } };
   }
   return { type: "json_schema", json_schema: { name, schema: prepared.relaxed } };
@@ -197,6 +199,8 @@ export async function askJsonIn<T = unknown>(
     responseFormat: (supports) => responseFormatFor(prepared, name, strict, supports),
   };
   const answer = await guarded(settings, model, async (): Promise<SideTaskAnswer> => {
+    // A grammar-constrained server enforces the relaxed schema: learn that before the first request.
+    await learnServerIn(state, endpoint, { signal: settings.signal });
     try {
       return await sendSideTask(state, request);
     } catch (error) {

@@ -4,7 +4,8 @@
  * plus {@link negotiate}: the loop that re-sends a request without the refused thing.
  *
  * Two records hold the latches. An endpoint's record ({@link capabilitiesFor}) says whether the
- * server takes strict tool schemas and `stream_options`; it is keyed by the base URL and the API
+ * server takes strict tool schemas and `stream_options`, and whether it holds answers to a grammar
+ * built from the schema; it is keyed by the base URL and the API
  * key together, since a router may send two keys to two backends. A model's record
  * ({@link modelCapabilitiesFor}) hangs off its endpoint's under the name the endpoint knows the
  * model by, and says how the model takes its reply ceiling, its temperature, structured output,
@@ -12,7 +13,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { normaliseBaseUrl } from "./client.js";
+import { normaliseBaseUrl } from "./base-url.js";
 import type { Produced } from "./stream.js";
 import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
 import { linkRecord, shareLatches } from "./latch-link.js";
@@ -42,10 +43,24 @@ export interface ModelCapabilities {
 
 /** What one endpoint (a base URL and an API key) takes, with its models' records under it. */
 export interface EndpointCapabilities {
-  /** Tool schemas may be sent strict; false once the server could not take them. */
+  /**
+   * Tool schemas may be sent strict; false once the server could not take them, and false on a
+   * grammar-constrained server, where the relaxed schema is the one its grammar enforces.
+   */
   strictSchemas: boolean;
   /** `stream_options: { include_usage: true }` may be sent; false once the server refused it. */
   usageInStream: boolean;
+  /**
+   * The server holds tool arguments and json_schema answers to a grammar it builds from the
+   * schema it is sent (llama.cpp, vLLM, LM Studio), as its model listing says.
+   *
+   * Such a server takes `strict: true` and ignores it, so the strict rewrite, which moves
+   * length bounds, `default` and unsupported formats into descriptions, is what its grammar would
+   * enforce. Learned from the listing (listModels, and before the first loop step or askJson that
+   * carries a schema); strictSchemas is turned false with it, so every body builder that picks on
+   * strictSchemas sends the relaxed schemas, whose bounds the grammar keeps.
+   */
+  grammarConstrained: boolean;
   /** The records of the models asked for on this endpoint, by the name the endpoint knows them by. */
   readonly models: Map<string, ModelCapabilities>;
 }
@@ -75,9 +90,9 @@ export function freshModelCapabilities(): ModelCapabilities {
   };
 }
 
-/** Makes the record an endpoint starts with: everything allowed, no models yet. @internal */
+/** Makes the record an endpoint starts with: everything allowed, not known to be grammar-constrained, no models yet. @internal */
 export function freshEndpointCapabilities(): EndpointCapabilities {
-  return { strictSchemas: true, usageInStream: true, models: new Map() };
+  return { strictSchemas: true, usageInStream: true, grammarConstrained: false, models: new Map() };
 }
 
 /**
@@ -115,6 +130,10 @@ export function capabilitiesForIn(state: RuntimeState, baseUrl: string, apiKey?:
 
 /**
  * Returns the endpoint's latch record, made on first use with strictSchemas and usageInStream true.
+ *
+ * grammarConstrained starts false; reading the endpoint's listing (listModels, and the first loop
+ * step or askJson that carries a schema) sets it, with strictSchemas false, for llama.cpp, vLLM
+ * and LM Studio.
  *
  * The record is keyed by the normalised base URL and the API key together: an absent and an empty
  * key are one entry, and two keys on one base URL latch separately. The same object comes back

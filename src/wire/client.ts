@@ -13,6 +13,10 @@ import { Agent, fetch as undiciFetch } from "undici";
 import type { Endpoint } from "../shapes/config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type ListedModel, type LookupRoute, type WindowLookupOptions } from "./window-lookup.js";
+import { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
+import { noteListingIn } from "./capabilities-server.js";
+
+export { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
 
 export type { ListedModel, WindowLookupOptions };
 
@@ -43,32 +47,6 @@ const POOL = defineSlot<Pool>(
     agent?.close().catch(() => undefined);
   },
 );
-
-/**
- * Trims a base URL of surrounding space and trailing slashes, leaving the rest as written.
- *
- * @internal
- */
-export function trimBaseUrl(baseUrl: string): string {
-  return baseUrl.trim().replace(/\/+$/, "");
-}
-
-/**
- * Normalises a base URL for comparison and pooling: surrounding space and trailing slashes go,
- * and the scheme and host are lower-cased (as URL parsing does, default port dropped).
- *
- * @internal
- */
-export function normaliseBaseUrl(baseUrl: string): string {
-  const trimmed = trimBaseUrl(baseUrl);
-  try {
-    const url = new URL(trimmed);
-    const path = url.pathname.replace(/\/+$/, "");
-    return `${url.protocol}//${url.host}${path}${url.search}`;
-  } catch {
-    return trimmed;
-  }
-}
 
 /**
  * Reads the timeout for a call that does not stream off an endpoint, in milliseconds.
@@ -208,13 +186,19 @@ function routeTo(state: RuntimeState, endpoint: Endpoint): () => LookupRoute {
  *
  * @internal
  */
-export function listModelsIn(state: RuntimeState, endpoint: Endpoint, options: WindowLookupOptions = {}): Promise<ListedModel[]> {
-  return bounded(routeTo(state, endpoint), options.signal, readListing);
+export async function listModelsIn(state: RuntimeState, endpoint: Endpoint, options: WindowLookupOptions = {}): Promise<ListedModel[]> {
+  const listing = await bounded(routeTo(state, endpoint), options.signal, readListing);
+  noteListingIn(state, endpoint, listing);
+  return listing;
 }
 
 /**
  * Lists the models an endpoint serves: the entries of its `/v1/models`, each with whatever
  * fields the server adds (windows, llama.cpp's `meta`).
+ *
+ * A listing whose owner names a server that holds answers to a grammar built from the schema
+ * (llama.cpp, vLLM, LM Studio) marks the endpoint's record `grammarConstrained`, so the requests
+ * after it send relaxed schemas.
  *
  * Bounded at ten seconds, or the endpoint's request timeout where that is shorter; past it the
  * promise rejects with a `TimeoutError`. An aborted `signal` rejects with its reason; a refusal

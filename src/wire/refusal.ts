@@ -259,6 +259,10 @@ export function decideRefusal(
     if (!supports.strictSchemas) return PASS;
     return { kind: "answer", answers: [strictAnswer(supports)] };
   }
+  if (SAMPLER_FAILURE.test(reading.description.message) && formatOnly(sent)) {
+    // Not the schema (no rewrite of it is taken): the server cannot hold this model's reply to one.
+    return model ? { kind: "answer", answers: [samplerAnswer(model, name, reading.description.message)] } : PASS;
+  }
   if (reading.fields.length === 0) return PASS;
   const answers: Answer[] = [];
   const seen = new Set<string>();
@@ -341,6 +345,30 @@ export function decideRefusal(
     }
   }
   return answers.length > 0 ? { kind: "answer", answers } : PASS;
+}
+
+/** llama.cpp's words when it could not set up the sampler; with a grammar that failed to parse it is a grammar error instead. */
+const SAMPLER_FAILURE = /failed to initiali[sz]e samplers?/i;
+
+/** Whether a sent body asked for a json_schema reply and declared no tools, so the sampler's failure is the format's. */
+function formatOnly(sent: Record<string, unknown> | undefined): boolean {
+  const format = sent?.response_format;
+  const tools = sent?.tools;
+  return typeof format === "object" && format !== null && (format as { type?: unknown }).type === "json_schema" && !(Array.isArray(tools) && tools.length > 0);
+}
+
+function samplerAnswer(model: ModelLatches, name: string, words: string): Answer {
+  const said = words.replace(/\s+/g, " ").trim().slice(0, 200);
+  return {
+    what: "response_format",
+    latch: "structuredOutput",
+    already: !model.structuredOutput,
+    field: "response_format",
+    apply: () => {
+      model.structuredOutput = false;
+    },
+    notice: `Model ${name} cannot have its reply held to a json_schema here (the server said: ${said}); asking for JSON in words from now on.`,
+  };
 }
 
 function safeGrammarError(error: unknown): boolean {

@@ -90,7 +90,7 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * - `model`, `messages` and `stream: true` always; `stream_options: { include_usage: true }` while
  *   the endpoint takes it.
  * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
- *   schemas; left out when there are none.
+ *   schemas or is grammar-constrained; left out when there are none.
  * - `reasoning_effort` from effortFor, left out where that is "".
  * - The reply ceiling (`maxTokens` above zero) as `max_completion_tokens` only where the model
  *   latched `legacyTokenLimit` to false, otherwise as `max_tokens`, so an absent model record
@@ -125,7 +125,7 @@ export function buildBody(
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   if (Array.isArray(tools) && tools.length > 0) {
     const declared = sanitizeTools(orderTools(tools, order));
-    body.tools = supports.strictSchemas ? declared : relaxTools(declared);
+    body.tools = supports.strictSchemas && supports.grammarConstrained !== true ? declared : relaxTools(declared);
   }
   const effort = effortFor(model, config.reasoningEffort);
   if (effort) body.reasoning_effort = effort;

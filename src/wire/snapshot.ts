@@ -17,7 +17,7 @@ import {
   modelCapabilitiesOf,
   type ModelCapabilities,
 } from "./capabilities.js";
-import { normaliseBaseUrl } from "./client.js";
+import { normaliseBaseUrl } from "./base-url.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 
@@ -43,6 +43,8 @@ export interface EndpointSnapshot {
   key: string;
   strictSchemas?: boolean;
   usageInStream?: boolean;
+  /** True where the server holds answers to a grammar built from the schema; importing it sends relaxed schemas. */
+  grammarConstrained?: boolean;
   /** The models that latched something, by name. */
   models?: Record<string, ModelSnapshot>;
 }
@@ -90,8 +92,9 @@ export function exportCapabilitiesIn(state: RuntimeState): CapabilitiesSnapshot 
     const out: EndpointSnapshot = { baseUrl: entry.baseUrl, key: entry.keyHash };
     if (!supports.strictSchemas) out.strictSchemas = false;
     if (!supports.usageInStream) out.usageInStream = false;
+    if (supports.grammarConstrained) out.grammarConstrained = true;
     if (Object.keys(models).length > 0) out.models = models;
-    if (out.strictSchemas === false || out.usageInStream === false || out.models) endpoints.push(out);
+    if (out.strictSchemas === false || out.usageInStream === false || out.grammarConstrained || out.models) endpoints.push(out);
   }
   return { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints };
 }
@@ -172,6 +175,12 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
       const supports = endpointRecordIn(state, normaliseBaseUrl(entry.baseUrl), key);
       if (entry.strictSchemas === false) supports.strictSchemas = false;
       if (entry.usageInStream === false) supports.usageInStream = false;
+      if (entry.grammarConstrained === true) {
+        supports.grammarConstrained = true;
+        supports.strictSchemas = false;
+      } else if (entry.grammarConstrained !== undefined && entry.grammarConstrained !== false) {
+        result.ignored.push(`${where}.grammarConstrained: not a boolean`);
+      }
       result.endpoints += 1;
       if (entry.models === undefined) return;
       if (!isPlainRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
@@ -196,7 +205,9 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
  * whatever it does not understand; never throws.
  *
  * A latch in the blob is added to what is already known, never undone by it: a flag the blob
- * has off is turned off, refused efforts and dropped fields are added. A blob of another
+ * has off is turned off, refused efforts and dropped fields are added, and an endpoint stored as
+ * grammar-constrained is marked so (with strict schemas off). A blob written before
+ * `grammarConstrained` existed imports as it always did. A blob of another
  * version, or one that is not an object, changes nothing; the result lists what was left out.
  *
  * @param blob - The stored blob, as an object or as its JSON text.

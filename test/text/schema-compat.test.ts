@@ -477,7 +477,9 @@ describe("isGrammarError", () => {
     "JSON schema conversion failed:\nPattern must start with '^' and end with '$'",
     // llama.cpp server when the sampler's grammar does not parse
     "Failed to parse grammar",
-    "failed to initialize samplers",
+    // llama-server of July 2026 (test/fixtures/llama.cpp/grammar-refusals.json)
+    "Failed to initialize samplers: failed to parse grammar",
+    "Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\nPattern must start with '^' and end with '$'",
     // llama.cpp src/llama-grammar.cpp, relayed by Ollama
     "parse: error parsing grammar: number of repetitions exceeds sane defaults, please reduce the number of repetitions",
     // vLLM backend_xgrammar.py
@@ -498,6 +500,8 @@ describe("isGrammarError", () => {
 
   it("does not take other refusals for grammar errors", () => {
     for (const other of [
+      // llama-server under --reasoning-format none with a thinking template: the sampler, not the schema
+      "Failed to initialize samplers: std::exception",
       "Invalid schema for function 'x': In context=('properties', 'count'), 'default' is not permitted.",
       "the request exceeds the available context size, try increasing it",
       "Rate limit reached",

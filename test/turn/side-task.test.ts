@@ -20,7 +20,8 @@ import {
   type SideTaskInput,
 } from "../../src/turn/side-task.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
-import { PROFILE_NAMES, startEndpoint, turn, type EndpointOptions, type EndpointServer } from "../support/endpoint.js";
+import { grammarServerOf } from "../../src/wire/capabilities-server.js";
+import { PROFILE_NAMES, PROFILES, startEndpoint, turn, type EndpointOptions, type EndpointServer, type ProfileName } from "../support/endpoint.js";
 
 interface Context {
   server: EndpointServer;
@@ -68,8 +69,13 @@ function systemOf(body: Record<string, unknown> | undefined): string {
   return typeof system?.content === "string" ? system.content : "";
 }
 
+/** The grammar-constrained server a family's listing names, if any (llama.cpp, vLLM, LM Studio). */
+function grammarServer(profile: ProfileName): string | undefined {
+  return grammarServerOf([PROFILES[profile].modelEntry(MODEL, 4096)]);
+}
+
 describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
-  it("sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer", async () => {
+  it.skipIf(grammarServer(profile) !== undefined)("sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer", async () => {
     await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
       server.script(turn({ content: '{"tools":["read_file","grep"]}' }));
       const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
@@ -90,7 +96,23 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
     });
   });
 
-  it("re-sends with the relaxed schema when the endpoint could not build a grammar", async () => {
+  it.skipIf(grammarServer(profile) === undefined)("sends a grammar-constrained server the relaxed schema from the first request, as its listing says it is one", async () => {
+    await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script(turn({ content: '{"tools":["read_file","grep"]}' }), turn({ content: '{"code":"ABC"}' }));
+      const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, { name: "preselection", onNotice });
+      expect(picked).toEqual({ tools: ["read_file", "grep"] });
+      expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(["GET /v1/models", "POST /v1/chat/completions"]);
+      expect(formatOf(server.chatBodies()[0])).toEqual({ type: "json_schema", json_schema: { name: "preselection", schema: relaxSchema(PRESELECT_SCHEMA) } });
+      expect(notices).toEqual([]);
+      expect(exportCapabilitiesIn(state).endpoints).toEqual([{ baseUrl: server.baseUrl, key: "", strictSchemas: false, grammarConstrained: true }]);
+      // The listing is read once per endpoint: the next call goes straight to the chat request.
+      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "ABC" });
+      expect(server.requests.filter((request) => request.path === "/v1/models")).toHaveLength(1);
+      expect(formatOf(server.chatBodies()[1])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+    });
+  });
+
+  it.skipIf(grammarServer(profile) !== undefined)("re-sends with the relaxed schema when the endpoint could not build a grammar", async () => {
     await withEndpoint({ profile, refuse: { schemaGrammar: ["pattern"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
       server.script(turn({ content: '{"code":"ABC"}' }), turn({ content: '{"code":"XYZ"}' }));
       expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
@@ -156,6 +178,20 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
 describe("askJson when even the relaxed schema cannot be compiled", () => {
   it("asks in words for that one request, without latching structured output off", async () => {
     await withEndpoint({ profile: "llama.cpp", refuse: { schemaGrammar: ["pattern", "description"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script(turn({ content: '{"code":"ABC"}' }));
+      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
+      const bodies = server.chatBodies();
+      // llama.cpp is known to be grammar-constrained from its listing, so the first request is already the relaxed one.
+      expect(bodies.map((body) => formatOf(body) !== undefined)).toEqual([true, false]);
+      expect(formatOf(bodies[0])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+      expect(systemOf(bodies[1])).toContain(JSON.stringify(PATTERN_SCHEMA));
+      expect(notices.join("\n")).toMatch(/in words/);
+      expect(modelCapabilitiesForIn(state, server.baseUrl, undefined, MODEL).structuredOutput).toBe(true);
+    });
+  });
+
+  it("asks in words after a strict refusal and a relaxed one on a server not known to be grammar-constrained", async () => {
+    await withEndpoint({ profile: "ollama", refuse: { schemaGrammar: ["pattern", "description"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
       server.script(turn({ content: '{"code":"ABC"}' }));
       expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
       const bodies = server.chatBodies();
@@ -685,5 +721,22 @@ describe("the side-task input type", () => {
   it("takes a string or content parts", () => {
     expectTypeOf<string>().toMatchTypeOf<SideTaskInput>();
     expectTypeOf<ContentPart[]>().toMatchTypeOf<SideTaskInput>();
+  });
+});
+
+describe("askJson against a llama.cpp server that cannot hold a reply to a schema", () => {
+  it("latches structured output off on the sampler's failure and asks in words, telling the server's words once", async () => {
+    // What llama-server answers every json_schema request under --reasoning-format none with a
+    // template that opens <think> (test/fixtures/llama.cpp/reasoning.json, noneJsonSchema).
+    const failed = { kind: "error" as const, status: 400, body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } } };
+    await withEndpoint({ profile: "llama.cpp" }, async ({ server, state, endpoint, onNotice, notices }) => {
+      server.script(failed, turn({ content: '{"tools":["a"]}' }), turn({ content: '{"tools":["b"]}' }));
+      expect(await askJsonIn(state, endpoint, MODEL, "Pick.", "x", PRESELECT_SCHEMA, { onNotice })).toEqual({ tools: ["a"] });
+      expect(await askJsonIn(state, endpoint, MODEL, "Pick.", "y", PRESELECT_SCHEMA, { onNotice })).toEqual({ tools: ["b"] });
+      expect(server.chatBodies().map((body) => formatOf(body) !== undefined)).toEqual([true, false, false]);
+      expect(notices).toEqual([expect.stringMatching(/cannot have its reply held to a json_schema here \(the server said: .*Failed to initialize samplers: std::exception\)/)]);
+      const [entry] = exportCapabilitiesIn(state).endpoints;
+      expect(entry).toMatchObject({ grammarConstrained: true, models: { [MODEL]: { structuredOutput: false } } });
+    });
   });
 });

@@ -197,3 +197,43 @@ describe("importCapabilities", () => {
     }
   });
 });
+
+describe("a grammar-constrained endpoint in a snapshot", () => {
+  it("is written as grammarConstrained, with strict schemas off, and read back the same", () => {
+    const state = createState();
+    const fresh = createState();
+    try {
+      const supports = capabilitiesForIn(state, "http://llama:8080/v1");
+      supports.grammarConstrained = true;
+      supports.strictSchemas = false;
+      const blob = exportCapabilitiesIn(state);
+      expect(blob.endpoints).toEqual([{ baseUrl: "http://llama:8080/v1", key: "", strictSchemas: false, grammarConstrained: true }]);
+      expect(importCapabilitiesIn(fresh, JSON.parse(JSON.stringify(blob)))).toEqual({ endpoints: 1, models: 0, ignored: [] });
+      expect(capabilitiesForIn(fresh, "http://llama:8080/v1")).toMatchObject({ grammarConstrained: true, strictSchemas: false });
+    } finally {
+      clearState(state);
+      clearState(fresh);
+    }
+  });
+
+  it("turns strict schemas off on import even where the blob left strictSchemas out", () => {
+    const state = createState();
+    importCapabilitiesIn(state, { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: true }] });
+    expect(capabilitiesForIn(state, "http://llama:8080/v1")).toMatchObject({ grammarConstrained: true, strictSchemas: false });
+  });
+
+  it("ignores a grammarConstrained that is not a boolean, saying where, and keeps the rest of the entry", () => {
+    const state = createState();
+    const result = importCapabilitiesIn(state, { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: "yes", usageInStream: false }] });
+    expect(result).toEqual({ endpoints: 1, models: 0, ignored: ["endpoints[0].grammarConstrained: not a boolean"] });
+    expect(capabilitiesForIn(state, "http://llama:8080/v1")).toMatchObject({ grammarConstrained: false, strictSchemas: true, usageInStream: false });
+  });
+
+  it("imports a blob written before the mark existed as it always did", () => {
+    const state = createState();
+    const old = { version: 1, endpoints: [{ baseUrl: "http://x/v1", key: "", strictSchemas: false, models: { m: { legacyTokenLimit: false } } }] };
+    expect(importCapabilitiesIn(state, old)).toEqual({ endpoints: 1, models: 1, ignored: [] });
+    expect(capabilitiesForIn(state, "http://x/v1")).toMatchObject({ grammarConstrained: false, strictSchemas: false, usageInStream: true });
+    expect(modelCapabilitiesForIn(state, "http://x/v1", undefined, "m").legacyTokenLimit).toBe(false);
+  });
+});

@@ -9,6 +9,7 @@ import type { Message, Turn, TurnUsage } from "../../shapes/config.js";
 import { firstTokenMs, timeoutMs } from "../../wire/client.js";
 import type { EndpointCapabilities, ModelCapabilities } from "../../wire/capabilities.js";
 import { continueTurn } from "../../wire/continuation.js";
+import { learnServerIn } from "../../wire/capabilities-learn.js";
 import { buildBody, type RequestBody } from "../../wire/request-body.js";
 import type { StreamTurnOptions } from "../../wire/stream.js";
 import { runTurnIn, type RunTurnOptions } from "../../turn/run-turn.js";
@@ -98,6 +99,8 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
   const { client, supports } = endpoint;
   const { config, settings } = run;
   const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...transcript] : [...transcript];
+  // A server that holds tool arguments to a grammar gets the relaxed schemas from the first step.
+  if (head.tools.length > 0) await learnServerIn(run.state, config, run.options.signal ? { signal: run.options.signal } : {});
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
