@@ -2,7 +2,9 @@ import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { APIConnectionTimeoutError } from "openai";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import {
+  MAX_BASE_URL_CHARS,
   NO_KEY,
   contextLimitForIn,
   firstTokenMs,
@@ -511,5 +513,40 @@ describe("servedWindow", () => {
     // The /props miss seen before the abort was not kept: /props is asked again.
     await expect(servedWindowIn(state, endpoint, { signal: AbortSignal.timeout(200) })).rejects.toMatchObject({ name: "TimeoutError" });
     expect(asked(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
+});
+
+describe("base URLs from outside", () => {
+  it("normalises a normalised base URL to itself, with or without an authority", () => {
+    const part = fc.constantFrom("a", ":", "/", "//", "?", "#", "@", "h", "x:", "http:", "http://", ".", "..", "%2F", " ", "\\", "[", "]", "1", "8080", "\t", "Ab", "v1");
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 10 }).map((parts) => parts.join("")), (written) => {
+        const once = normaliseBaseUrl(written);
+        expect(normaliseBaseUrl(once)).toBe(once);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(normaliseBaseUrl("x: #")).toBe(normaliseBaseUrl(normaliseBaseUrl("x: #")));
+    expect(normaliseBaseUrl("HTTP://Host:80/v1//")).toBe("http://host/v1");
+    expect(normaliseBaseUrl("http://h/v1/?q=1")).toBe("http://h/v1?q=1");
+  });
+
+  it("trims a base URL of thousands of slashes in linear time", () => {
+    const timeOf = (length: number): number => {
+      const written = `http://h/${"/".repeat(length)}x${"/".repeat(length)}`;
+      const started = performance.now();
+      for (let round = 0; round < 20; round += 1) normaliseBaseUrl(written);
+      return performance.now() - started;
+    };
+    timeOf(500);
+    expect(timeOf(4000)).toBeLessThan(Math.max(timeOf(500), 2) * 24);
+  });
+
+  it("refuses a base URL longer than MAX_BASE_URL_CHARS with a TypeError naming the field", () => {
+    const long = `http://h/${"/".repeat(MAX_BASE_URL_CHARS)}`;
+    expect(() => normaliseBaseUrl(long)).toThrow(TypeError);
+    expect(() => normaliseBaseUrl(long)).toThrow(/baseUrl/);
+    expect(() => getClientIn(createState(), { baseUrl: long })).toThrow(/baseUrl is \d+ characters long/);
+    expect(() => resolveApiKey({ baseUrl: long }, { baseUrl: "http://h/v1" }, {})).toThrow(TypeError);
   });
 });
