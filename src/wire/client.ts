@@ -9,9 +9,10 @@
  */
 
 import OpenAI from "openai";
-import { Agent, fetch as undiciFetch } from "undici";
+import { Agent } from "undici";
 import type { Endpoint } from "../shapes/config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
+import { originBoundFetch } from "./origin-fetch.js";
 import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type ListedModel, type LookupRoute, type WindowLookupOptions } from "./window-lookup.js";
 
 export type { ListedModel, WindowLookupOptions };
@@ -186,7 +187,8 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
     apiKey: endpoint.apiKey || NO_KEY,
     maxRetries: 0,
     timeout: timeoutMs(endpoint) ?? FOREVER_MS,
-    fetch: undiciFetch as unknown as typeof fetch,
+    // Credentials stay on their origin: a cross-origin redirect drops the key and these headers.
+    fetch: originBoundFetch(Object.keys(endpoint.headers ?? {})) as unknown as typeof fetch,
     fetchOptions: { dispatcher: pool.agent } as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"],
     ...(endpoint.headers ? { defaultHeaders: endpoint.headers } : {}),
   });
