@@ -175,6 +175,7 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
   if (typeof endpoint?.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
     throw new TypeError("getClient needs an endpoint with a baseUrl, for example http://127.0.0.1:8080/v1.");
   }
+  refuseUserinfo(endpoint.baseUrl);
   const pool = slotOf(state, POOL);
   const key = poolKey(endpoint);
   const found = pool.clients.get(key);
@@ -192,8 +193,29 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
     fetchOptions: { dispatcher: pool.agent } as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"],
     ...(endpoint.headers ? { defaultHeaders: endpoint.headers } : {}),
   });
+  // util.inspect (and so console.log) shows where the client goes, never its key or headers.
+  const shown = `OpenAI client for ${normaliseBaseUrl(endpoint.baseUrl)}`;
+  Object.defineProperty(client, INSPECT, { value: () => shown, enumerable: false });
   pool.clients.set(key, client);
   return client;
+}
+
+/** The symbol util.inspect looks for on an object that says how it is shown. */
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/**
+ * Refuses a base URL that carries a user name or password: fetch will not send one, and the pool
+ * could not tell two of them apart. The error names the host, never the password.
+ */
+function refuseUserinfo(baseUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(trimBaseUrl(baseUrl));
+  } catch {
+    return;
+  }
+  if (url.username === "" && url.password === "") return;
+  throw new TypeError(`baseUrl ${url.protocol}//***@${url.host} carries a user name or password; give the key as apiKey, or in headers.`);
 }
 
 /**

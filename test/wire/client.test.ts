@@ -550,3 +550,33 @@ describe("base URLs from outside", () => {
     expect(() => resolveApiKey({ baseUrl: long }, { baseUrl: "http://h/v1" }, {})).toThrow(TypeError);
   });
 });
+
+describe("credentials on a client", () => {
+  it("refuses a base URL with a user name or password, naming the host but not the password", () => {
+    const state = createState();
+    const error = (() => {
+      try {
+        getClientIn(state, { baseUrl: "http://user:hunter2-secret@127.0.0.1:9/v1" });
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error?.message).toContain("127.0.0.1:9");
+    expect(error?.message).not.toContain("hunter2");
+    expect(() => getClientIn(state, { baseUrl: "http://user@127.0.0.1:9/v1" })).toThrow(/user name or password/);
+    // The plain URL still builds its client: nothing of the refused one was pooled.
+    expect(getClientIn(state, { baseUrl: "http://127.0.0.1:9/v1" })).toBeDefined();
+    clearState(state);
+  });
+
+  it("shows neither the key nor the endpoint's headers in util.inspect of a client", async () => {
+    const { inspect } = await import("node:util");
+    const state = createState();
+    const client = getClientIn(state, { baseUrl: "http://127.0.0.1:9/v1", apiKey: "sk-do-not-show", headers: { "x-api-key": "hdr-do-not-show" } });
+    const shown = inspect(client, { depth: 10, showHidden: true });
+    expect(shown).toContain("127.0.0.1:9");
+    expect(shown).not.toContain("do-not-show");
+    clearState(state);
+  });
+});
