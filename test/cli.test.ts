@@ -624,3 +624,19 @@ describe("the built agent-core binary", () => {
     }
   }, 60_000);
 });
+
+describe("a base URL's password", () => {
+  it("is hidden in every URL the command line prints", async () => {
+    const { redactUrls } = await import("../src/cli/redact.js");
+    expect(redactUrls("at http://me:pw-secret@host:8080/v1 and https://other/v1")).toBe("at http://me:***@host:8080/v1 and https://other/v1");
+    expect(redactUrls("http://only-user@host/v1")).toBe("http://only-user@host/v1");
+    expect(redactUrls(`x${"://a:".repeat(20_000)}@`)).not.toContain("a:@");
+  });
+
+  it("never reaches stderr or stdout when a probe is given a URL with userinfo", async () => {
+    const streams = io();
+    await main(["probe", "http://me:pw-secret@127.0.0.1:9/v1", "--model", "m"], streams);
+    expect(`${streams.out.text()}${streams.err.text()}`).not.toContain("pw-secret");
+    expect(streams.err.text()).toMatch(/agent-core: /);
+  });
+});

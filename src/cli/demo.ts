@@ -15,6 +15,7 @@ import { startEndpoint, turn, type EndpointServer, type RecordedRequest, type Sc
 import { DEMO_TOOLS, demoDispatch } from "./demo-tools.js";
 import { formatMetrics, stylesFor, type Output, type Styles } from "./output.js";
 import { oneLine } from "./errors.js";
+import { redactUrls } from "./redact.js";
 
 /** The question the demo asks, of the simulated model and of a real one alike. */
 export const DEMO_QUESTION = "How many files and folders are in the project folder, and what is that count times 2.5, plus 4?";
@@ -259,11 +260,11 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
       });
       baseUrl = server.baseUrl;
       model = DEMO_MODEL;
-      out.write(`${styles.dim(`A simulated llama.cpp server is answering at ${baseUrl} with a scripted model; pass --base-url and --model to use yours.`)}\n`);
+      out.write(`${styles.dim(`A simulated llama.cpp server is answering at ${redactUrls(baseUrl)} with a scripted model; pass --base-url and --model to use yours.`)}\n`);
       out.write(`${styles.dim("It refuses min_p in OpenAI's wording, as a strict proxy in front of llama.cpp would; llama.cpp itself samples with min_p.")}\n`);
       out.write(`${styles.dim(`Replies are capped at ${SIMULATED_CEILING} tokens, so the answer is cut off and then continued.`)}\n`);
     } else {
-      out.write(`${styles.dim(`Running against ${baseUrl}, model ${model}.`)}\n`);
+      out.write(`${styles.dim(`Running against ${redactUrls(baseUrl)}, model ${model}.`)}\n`);
     }
     out.write(`${styles.bold("question:")} ${DEMO_QUESTION}\n`);
     const config: AgentLoopConfig = {

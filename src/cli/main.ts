@@ -11,6 +11,7 @@ import { CliFailure, EXIT_CODES, readFailure } from "./errors.js";
 import { colorAllowed, formatProbeReport, stylesFor, type Output } from "./output.js";
 import { readListing } from "./listing.js";
 import type { probeEndpoint } from "./probe.js";
+import { redactUrls } from "./redact.js";
 
 /** What the command reads and writes, so a test can run it in-process. */
 export interface CliIo {
@@ -49,7 +50,7 @@ async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, r
   if (command.baseUrl !== undefined && command.model !== undefined) {
     const listing = await readListing({ ...(apiKey ? { apiKey } : {}), ...(io.signal ? { signal: io.signal } : {}), timeoutSeconds: 30 }, command.baseUrl.replace(/\/+$/, ""));
     if (listing && listing.length > 0 && !listing.some((entry) => entry.id === command.model)) {
-      io.stderr.write(`agent-core: ${command.baseUrl} does not list "${command.model}" (it lists ${listing.slice(0, 5).map((entry) => entry.id).join(", ")}); trying it anyway.\n`);
+      io.stderr.write(`agent-core: ${redactUrls(command.baseUrl)} does not list "${command.model}" (it lists ${listing.slice(0, 5).map((entry) => entry.id).join(", ")}); trying it anyway.\n`);
     }
   }
   await runDemo({
@@ -71,7 +72,7 @@ async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo,
     ...(apiKey ? { apiKey } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(command.timeoutSeconds !== undefined ? { timeoutSeconds: command.timeoutSeconds } : {}),
-    onProgress: (line) => io.stderr.write(`${line}…\n`),
+    onProgress: (line) => io.stderr.write(`${redactUrls(line)}…\n`),
   });
   if (command.snapshot !== undefined) {
     try {
@@ -103,7 +104,7 @@ export async function main(argv: readonly string[], io: CliIo, commands: CliComm
     command = parseCommandLine(argv);
   } catch (error) {
     const failure = readFailure(error, "");
-    io.stderr.write(`agent-core: ${failure.message}\n`);
+    io.stderr.write(`agent-core: ${redactUrls(failure.message)}\n`);
     return failure.exitCode;
   }
   if (command.command === "help") {
@@ -124,8 +125,8 @@ export async function main(argv: readonly string[], io: CliIo, commands: CliComm
     const failure = io.signal?.aborted
       ? CliFailure.is(reason) ? reason : new CliFailure("interrupted", "Stopped before it finished.", reason)
       : readFailure(error, url, command.model);
-    io.stderr.write(`agent-core: ${failure.message}\n`);
-    if (command.verbose) io.stderr.write(`${causeChain(failure.cause ?? failure)}\n`);
+    io.stderr.write(`agent-core: ${redactUrls(failure.message)}\n`);
+    if (command.verbose) io.stderr.write(`${redactUrls(causeChain(failure.cause ?? failure))}\n`);
     return failure.exitCode;
   }
 }

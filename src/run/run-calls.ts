@@ -163,7 +163,9 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
   const maxResultChars =
     typeof options.maxResultChars === "number" && options.maxResultChars >= 1 ? Math.floor(options.maxResultChars) : MAX_RESULT_CHARS;
   const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  // The caller's signal aborts `stop` through onAbort below; no AbortSignal.any, whose composite
+  // signal the caller's long-lived signal would keep, with every listener on it, for its lifetime.
+  const signal = stop.signal;
   let failure: { error: unknown } | undefined;
   const fail = (error: unknown): void => {
     if (failure) return;
@@ -179,10 +181,13 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
   const list = Array.isArray(reads) ? reads : [];
   const requests: ToolCallRequest[] = list.map((read) => read.request);
 
-  const stopped = (): Promise<Answer> =>
+  /** Settles when the step stops, and lets go of its listener once the call settles first. */
+  const stopped = (settled: Promise<unknown>): Promise<Answer> =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve({ ok: false, content: STOPPED_DURING_CALL });
-      signal.addEventListener("abort", () => resolve({ ok: false, content: STOPPED_DURING_CALL }), { once: true });
+      const onStop = (): void => resolve({ ok: false, content: STOPPED_DURING_CALL });
+      signal.addEventListener("abort", onStop, { once: true });
+      void settled.finally(() => signal.removeEventListener("abort", onStop));
     });
 
   const dispatchOnce = (request: ToolCallRequest): Promise<Answer> => {
@@ -196,7 +201,7 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     } catch (error) {
       attempt = Promise.resolve({ ok: false, content: errorMessage(error), durationMs: 0, threw: true });
     }
-    return Promise.race([attempt, stopped()]);
+    return Promise.race([attempt, stopped(attempt)]);
   };
 
   const announce = options.announce !== false;

@@ -9,14 +9,15 @@
  */
 
 import OpenAI from "openai";
-import { Agent, fetch as undiciFetch } from "undici";
+import { Agent } from "undici";
 import type { Endpoint } from "../shapes/config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
+import { originBoundFetch } from "./origin-fetch.js";
 import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type ListedModel, type LookupRoute, type WindowLookupOptions } from "./window-lookup.js";
 import { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
 import { noteListingIn } from "./capabilities-server.js";
 
-export { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
+export { MAX_BASE_URL_CHARS, normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
 
 export type { ListedModel, WindowLookupOptions };
 
@@ -128,6 +129,7 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
   if (typeof endpoint?.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
     throw new TypeError("getClient needs an endpoint with a baseUrl, for example http://127.0.0.1:8080/v1.");
   }
+  refuseUserinfo(endpoint.baseUrl);
   const pool = slotOf(state, POOL);
   const key = poolKey(endpoint);
   const found = pool.clients.get(key);
@@ -140,12 +142,34 @@ export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
     apiKey: endpoint.apiKey || NO_KEY,
     maxRetries: 0,
     timeout: timeoutMs(endpoint) ?? FOREVER_MS,
-    fetch: undiciFetch as unknown as typeof fetch,
+    // Credentials stay on their origin: a cross-origin redirect drops the key and these headers.
+    fetch: originBoundFetch(Object.keys(endpoint.headers ?? {})) as unknown as typeof fetch,
     fetchOptions: { dispatcher: pool.agent } as NonNullable<ConstructorParameters<typeof OpenAI>[0]>["fetchOptions"],
     ...(endpoint.headers ? { defaultHeaders: endpoint.headers } : {}),
   });
+  // util.inspect (and so console.log) shows where the client goes, never its key or headers.
+  const shown = `OpenAI client for ${normaliseBaseUrl(endpoint.baseUrl)}`;
+  Object.defineProperty(client, INSPECT, { value: () => shown, enumerable: false });
   pool.clients.set(key, client);
   return client;
+}
+
+/** The symbol util.inspect looks for on an object that says how it is shown. */
+const INSPECT = Symbol.for("nodejs.util.inspect.custom");
+
+/**
+ * Refuses a base URL that carries a user name or password: fetch will not send one, and the pool
+ * could not tell two of them apart. The error names the host, never the password.
+ */
+function refuseUserinfo(baseUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(trimBaseUrl(baseUrl));
+  } catch {
+    return;
+  }
+  if (url.username === "" && url.password === "") return;
+  throw new TypeError(`baseUrl ${url.protocol}//***@${url.host} carries a user name or password; give the key as apiKey, or in headers.`);
 }
 
 /**

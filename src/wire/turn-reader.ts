@@ -10,6 +10,7 @@ import { APIError } from "openai";
 import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
+import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
@@ -135,8 +136,8 @@ export class TurnReader {
   readonly #started: number;
   readonly #now: () => number;
   readonly #headers: Headers | undefined;
-  /** A data line that did not parse alone, kept in case the event continues on the next line. */
-  #pending = "";
+  /** The data lines of an event whose JSON spreads over several lines, kept until it closes. */
+  #pending: PendingEvent | undefined;
 
   constructor(options: StreamTurnOptions, started: number, now: () => number, onStart: () => void, headers?: Headers) {
     this.#options = options;
@@ -153,36 +154,53 @@ export class TurnReader {
   /** Reads one data line of the stream. */
   data = (data: string, event: string): void => {
     if (this.done) return;
-    let text = data;
-    if (this.#pending !== "") {
-      text = `${this.#pending}\n${data}`;
-    } else if (data.charCodeAt(0) === 91 /* [ */ && data === "[DONE]") {
+    const pending = this.#pending;
+    if (pending !== undefined) {
+      // Each line is scanned once; the joined text is parsed once, when its brackets close.
+      const next = pending.add(data);
+      if (next === "wait") return;
+      const text = pending.text();
+      this.#pending = undefined;
+      if (next === "too-long") throw new MalformedStreamEvent({ line: text });
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(text);
+      } catch (error) {
+        throw new MalformedStreamEvent({ line: text, cause: error });
+      }
+      this.#take(chunk, event);
+      return;
+    }
+    if (data.charCodeAt(0) === 91 /* [ */ && data === "[DONE]") {
       this.done = true;
       return;
     }
-    if (text === "") return;
+    if (data === "") return;
     let chunk: unknown;
     try {
-      chunk = JSON.parse(text);
+      chunk = JSON.parse(data);
     } catch (error) {
-      if (event === "error") throw this.#streamError(text);
+      if (event === "error") throw this.#streamError(data);
       // An event may spread its JSON over several data lines; wait for the rest before judging.
-      if (text.length > 1_000_000) throw new MalformedStreamEvent({ line: text, cause: error });
-      this.#pending = text;
+      if (data.length > MAX_PENDING_CHARS) throw new MalformedStreamEvent({ line: data, cause: error });
+      this.#pending = new PendingEvent(data);
       return;
     }
-    this.#pending = "";
+    this.#take(chunk, event);
+  };
+
+  #take(chunk: unknown, event: string): void {
     if (event === "error") throw this.#streamError(isRecord(chunk) && chunk.error !== undefined ? chunk.error : chunk);
     // Counted once read, so an error event is not among the events read before it.
     if (isRecord(chunk)) this.chunk(chunk);
     this.events++;
-  };
+  }
 
   /** A blank line ends an event: a data line still waiting for its continuation is malformed. */
   endOfEvent(): void {
-    if (this.#pending !== "") {
-      const line = this.#pending;
-      this.#pending = "";
+    if (this.#pending !== undefined) {
+      const line = this.#pending.text();
+      this.#pending = undefined;
       throw new MalformedStreamEvent({ line });
     }
   }
@@ -411,3 +429,4 @@ export interface Produced {
   /** True once a chunk carried text, reasoning or a piece of a tool call. */
   value: boolean;
 }
+

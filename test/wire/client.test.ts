@@ -2,7 +2,9 @@ import { createServer } from "node:http";
 import type { Socket } from "node:net";
 import { APIConnectionTimeoutError } from "openai";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import {
+  MAX_BASE_URL_CHARS,
   NO_KEY,
   contextLimitForIn,
   firstTokenMs,
@@ -511,5 +513,70 @@ describe("servedWindow", () => {
     // The /props miss seen before the abort was not kept: /props is asked again.
     await expect(servedWindowIn(state, endpoint, { signal: AbortSignal.timeout(200) })).rejects.toMatchObject({ name: "TimeoutError" });
     expect(asked(server)).toEqual(["/props", "/api/v0/models", "/props", "/api/v0/models"]);
+  });
+});
+
+describe("base URLs from outside", () => {
+  it("normalises a normalised base URL to itself, with or without an authority", () => {
+    const part = fc.constantFrom("a", ":", "/", "//", "?", "#", "@", "h", "x:", "http:", "http://", ".", "..", "%2F", " ", "\\", "[", "]", "1", "8080", "\t", "Ab", "v1");
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 10 }).map((parts) => parts.join("")), (written) => {
+        const once = normaliseBaseUrl(written);
+        expect(normaliseBaseUrl(once)).toBe(once);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(normaliseBaseUrl("x: #")).toBe(normaliseBaseUrl(normaliseBaseUrl("x: #")));
+    expect(normaliseBaseUrl("HTTP://Host:80/v1//")).toBe("http://host/v1");
+    expect(normaliseBaseUrl("http://h/v1/?q=1")).toBe("http://h/v1?q=1");
+  });
+
+  it("trims a base URL of thousands of slashes in linear time", () => {
+    const timeOf = (length: number): number => {
+      const written = `http://h/${"/".repeat(length)}x${"/".repeat(length)}`;
+      const started = performance.now();
+      for (let round = 0; round < 20; round += 1) normaliseBaseUrl(written);
+      return performance.now() - started;
+    };
+    timeOf(500);
+    expect(timeOf(4000)).toBeLessThan(Math.max(timeOf(500), 2) * 24);
+  });
+
+  it("refuses a base URL longer than MAX_BASE_URL_CHARS with a TypeError naming the field", () => {
+    const long = `http://h/${"/".repeat(MAX_BASE_URL_CHARS)}`;
+    expect(() => normaliseBaseUrl(long)).toThrow(TypeError);
+    expect(() => normaliseBaseUrl(long)).toThrow(/baseUrl/);
+    expect(() => getClientIn(createState(), { baseUrl: long })).toThrow(/baseUrl is \d+ characters long/);
+    expect(() => resolveApiKey({ baseUrl: long }, { baseUrl: "http://h/v1" }, {})).toThrow(TypeError);
+  });
+});
+
+describe("credentials on a client", () => {
+  it("refuses a base URL with a user name or password, naming the host but not the password", () => {
+    const state = createState();
+    const error = (() => {
+      try {
+        getClientIn(state, { baseUrl: "http://user:hunter2-secret@127.0.0.1:9/v1" });
+      } catch (caught) {
+        return caught as Error;
+      }
+    })();
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error?.message).toContain("127.0.0.1:9");
+    expect(error?.message).not.toContain("hunter2");
+    expect(() => getClientIn(state, { baseUrl: "http://user@127.0.0.1:9/v1" })).toThrow(/user name or password/);
+    // The plain URL still builds its client: nothing of the refused one was pooled.
+    expect(getClientIn(state, { baseUrl: "http://127.0.0.1:9/v1" })).toBeDefined();
+    clearState(state);
+  });
+
+  it("shows neither the key nor the endpoint's headers in util.inspect of a client", async () => {
+    const { inspect } = await import("node:util");
+    const state = createState();
+    const client = getClientIn(state, { baseUrl: "http://127.0.0.1:9/v1", apiKey: "sk-do-not-show", headers: { "x-api-key": "hdr-do-not-show" } });
+    const shown = inspect(client, { depth: 10, showHidden: true });
+    expect(shown).toContain("127.0.0.1:9");
+    expect(shown).not.toContain("do-not-show");
+    clearState(state);
   });
 });

@@ -500,6 +500,38 @@ describe("streamTurn", () => {
       expect((await streamTurn(client, body)).content).toBe("joined");
     });
 
+    it("reads an event spread over thousands of data lines in one network chunk in linear time", async () => {
+      const { server, client } = await endpoint();
+      // Each line opens an array the next closes only at the end: a reader that re-parses the
+      // growing event at every line does quadratic work on it.
+      const event = (lines: number): string => {
+        const words = Array.from({ length: lines }, (_, index) => `data: ${index === 0 ? '{"choices":[{"index":0,"delta":{"content":"x"},"pad":[' : "[1],"}`);
+        return `${words.join("\n")}\ndata: [0]]}]}\n\n`;
+      };
+      const timeOf = async (lines: number): Promise<number> => {
+        server.script({ kind: "stream", chunks: [event(lines)] });
+        const started = performance.now();
+        expect((await streamTurn(client, body)).content).toBe("x");
+        return performance.now() - started;
+      };
+      await timeOf(1000);
+      const small = await timeOf(10_000);
+      const large = await timeOf(80_000);
+      // Eight times the lines; a quadratic reader takes about 64 times as long.
+      expect(large).toBeLessThan(Math.max(small, 5) * 24);
+    });
+
+    it("reports an event whose joined lines can never be JSON once its blank line comes", async () => {
+      const { server, client } = await endpoint();
+      server.script({ kind: "stream", chunks: ['data: {"a":\ndata: 1}}\ndata: {"b":2}\n\n'] });
+      const error = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(MalformedStreamEvent.is(error)).toBe(true);
+      expect((error as MalformedStreamEvent).line).toContain('{"a":\n1}}');
+      server.script({ kind: "stream", chunks: ['data: {"a":"open\ndata: string"}\n\n'] });
+      const broken = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect((broken as MalformedStreamEvent).line).toBe('{"a":"open\nstring"}');
+    });
+
     it("completes at [DONE] even when the server keeps the connection open after it", async () => {
       const { server, client } = await endpoint();
       server.script({ kind: "stall", afterChunks: [chunk({ content: "whole" }, "stop"), "data: [DONE]\n\n"] });
