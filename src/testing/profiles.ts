@@ -38,6 +38,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
     },
@@ -78,6 +80,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "ggml-org/llama.cpp tools/server/server-task.cpp (to_json_oaicompat_chat_stream: usage chunk with empty choices only when include_usage, timings on the last chunk; usage_json_oaicompat always carries prompt_tokens_details.cached_tokens; result_timings::to_json adds draft_n and draft_n_accepted when drafting)",
     },
@@ -110,8 +114,10 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: true,
       source:
-        "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before)",
+        "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before; the tool parsers repeat the call's id on every DeltaToolCall of one call)",
     },
     refusals: WORDINGS.vllm,
     fallbackError: (status, message, type) => vllmError(message, type === "invalid_request_error" ? "BadRequestError" : type, status),
@@ -153,6 +159,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/676 (role repeated on each delta, no role-only opening chunk, no usage in the stream) and https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/713 (stream_options not honoured)",
     },
@@ -176,8 +184,10 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: false,
       leadingComments: [],
       idPrefix: "chatcmpl-",
+      toolCallIndexes: "zero",
+      callIdOnEveryChunk: false,
       source:
-        "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning)",
+        "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning; toToolCalls sends each call whole with a fresh id and the index its parser gave, 0 for every call of a parallel batch: https://github.com/ollama/ollama/issues/15457)",
     },
     refusals: WORDINGS.ollama,
     fallbackError: (_status, message, type) => ollamaError(message, type),
@@ -212,6 +222,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       cachedAlways: true,
       leadingComments: [": OPENROUTER PROCESSING"],
       idPrefix: "gen-",
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "https://openrouter.ai/docs/api_reference/streaming (\": OPENROUTER PROCESSING\" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)",
     },
