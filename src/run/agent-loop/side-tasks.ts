@@ -12,13 +12,16 @@ import { summariserIn, taskCall, type TaskCallOptions } from "../../turn/side-ta
 import type { PreselectTools } from "./preselection.js";
 import type { RuntimeState } from "../../state/state.js";
 
-/** The preselection the loop makes by default: preselect on the task's endpoint, keywords first. */
+/**
+ * The preselection the loop makes by default: preselect on the task's endpoint, asking the model
+ * every time unless the run opted into keywords first.
+ */
 export function defaultPreselect(state: RuntimeState): PreselectTools {
-  return ({ config, model, task, catalog, prompt, signal, onNotice }) => {
+  return ({ config, model, task, catalog, prompt, signal, onNotice, keywords }) => {
     const call = taskCall<TaskCallOptions>(task, { model, onNotice, ...(signal ? { signal } : {}) }, config);
     const { temperature, maxTokens, reasoningEffort, extraBody } = call.options;
     return preselectIn(state, call.endpoint, call.model, catalog, prompt, {
-      keywords: true,
+      keywords: keywords === true || (typeof keywords === "object" && keywords !== null) ? keywords : false,
       onNotice,
       ...(signal ? { signal } : {}),
       ...(temperature !== undefined ? { temperature } : {}),
