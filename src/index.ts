@@ -44,6 +44,7 @@ export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, Ove
 
 // schema-compat
 export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema, omitOptionalNulls } from "./text/schema-compat.js";
+export type { SanitizeToolsOptions } from "./text/schema-compat.js";
 
 // thinking
 export { FenceSplitter, stripThinking, DEFAULT_FENCES, ALL_FENCES } from "./text/thinking.js";

@@ -41,7 +41,7 @@ export interface PlanOptions extends TokenOptions {
   target?: number;
   /** The most of the window the kept tail may fill. @default 0.35 */
   keepRatio?: number;
-  /** The ceiling the summary is reckoned at. @default 1024 */
+  /** The ceiling the summary is reckoned at in `after`, and, with a target, in choosing the cut. @default 1024 */
   summaryTokens?: number;
   /** Where the last fold ended: the first index not yet folded. Absent, the leading system messages are skipped. */
   from?: number;
@@ -117,8 +117,8 @@ function finite(value: unknown, low: number, high: number): number | undefined {
  * SUMMARY_LEAD message among them) is handed on to be continued. With a `target`, the cut is the
  * first user message that brings the request to it, or the last user message with `shortfall`
  * saying how far off that is. No plan comes back for a limit that is not a number above zero, a
- * transcript with no user message to cut at, a tail too big for its share, or a fold that would
- * save nothing.
+ * transcript with no user message to cut at, a tail too big for its share, or, with a target, a
+ * fold that would save nothing once the summary is reckoned at `summaryTokens`.
  *
  * @example
  * const plan = planCompaction(messages, { limit: 32_768, used: turn.usage.prompt });
@@ -200,7 +200,9 @@ export function planCompaction(messages: readonly Message[], options: PlanOption
 
   const folded = previousTokens + before[chosen - from]!;
   const after = Math.max(0, used - folded + summaryTokens);
-  if (after >= used) return undefined;
+  // The summary's ceiling counts only with a target ("without target nothing changes"): on a small
+  // window a fold of fewer tokens than the ceiling is still a fold.
+  if (targetTokens !== undefined && after >= used) return undefined;
   const plan: CompactionPlan = {
     from,
     through: chosen,

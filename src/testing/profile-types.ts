@@ -152,6 +152,13 @@ export interface StreamStyle {
   fingerprint?: string;
   /** Whether a tool call's first delta (the one with its id and name) already carries the opening `{` of its arguments. */
   argumentsOpen: boolean;
+  /**
+   * How parallel tool calls are indexed: `"each"` gives every call its own index, `"zero"` puts
+   * them all at index 0 (Ollama), each call then sent whole in one chunk with a fresh id.
+   */
+  toolCallIndexes: "each" | "zero";
+  /** Whether every chunk of one tool call repeats the call's id (vLLM), not only the first. */
+  callIdOnEveryChunk: boolean;
   /** Where the streaming habits were read from. */
   source: string;
 }

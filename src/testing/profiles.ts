@@ -56,6 +56,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       logprobs: true,
       fingerprint: "fp_loopback",
       argumentsOpen: false,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
     },
@@ -92,6 +94,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       logprobs: false,
       fingerprint: LLAMA_BUILD,
       argumentsOpen: true,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "recorded from llama-server in test/fixtures/llama.cpp/stream.json and tool-calls.json: a role chunk with content null first; choices without logprobs; system_fingerprint on every chunk; a usage chunk with empty choices only under include_usage, cached_tokens always; timings on the last chunk (the usage chunk where there is one); ids of 32 letters and digits; a tool call's first delta carries its id, its name and the opening { of its arguments",
     },
@@ -132,8 +136,10 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       idPrefix: "chatcmpl-",
       logprobs: true,
       argumentsOpen: false,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: true,
       source:
-        "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before)",
+        "vllm-project/vllm vllm/entrypoints/openai/serving_chat.py (role chunk first, usage chunk only under include_usage; the reasoning delta field is named reasoning in current releases, reasoning_content before; the tool parsers repeat the call's id on every DeltaToolCall of one call)",
     },
     refusals: WORDINGS.vllm,
     fallbackError: (status, message, type) => vllmError(message, type === "invalid_request_error" ? "BadRequestError" : type, status),
@@ -179,6 +185,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       idPrefix: "chatcmpl-",
       logprobs: true,
       argumentsOpen: false,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/676 (role repeated on each delta, no role-only opening chunk, no usage in the stream) and https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/713 (stream_options not honoured)",
     },
@@ -206,8 +214,10 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       idPrefix: "chatcmpl-",
       logprobs: true,
       argumentsOpen: false,
+      toolCallIndexes: "zero",
+      callIdOnEveryChunk: false,
       source:
-        "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning)",
+        "ollama/ollama openai/openai.go (each delta carries the role; usage only under include_usage; thinking streamed as reasoning; toToolCalls sends each call whole with a fresh id and the index its parser gave, 0 for every call of a parallel batch: https://github.com/ollama/ollama/issues/15457)",
     },
     refusals: WORDINGS.ollama,
     fallbackError: (_status, message, type) => ollamaError(message, type),
@@ -246,6 +256,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       idPrefix: "gen-",
       logprobs: true,
       argumentsOpen: false,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
       source:
         "https://openrouter.ai/docs/api_reference/streaming (\": OPENROUTER PROCESSING\" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)",
     },

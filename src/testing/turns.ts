@@ -189,17 +189,20 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   for (const piece of splitPieces(spec.reasoning ?? "", pieces)) chunks.push(chunk({ [field]: piece }));
   for (const piece of splitPieces(spec.content ?? "", pieces)) chunks.push(chunk({ content: piece }));
   const ids = callIds(style, spec.toolCalls ?? []);
-  (spec.toolCalls ?? []).forEach((call, index) => {
+  (spec.toolCalls ?? []).forEach((call, position) => {
+    const id = ids[position];
     const text = argumentsText(call);
+    if (style.toolCallIndexes === "zero") {
+      // Ollama: each call whole in one chunk, every one at index 0.
+      chunks.push(chunk({ tool_calls: [{ index: 0, id, type: "function", function: { name: call.name, arguments: text } }] }));
+      return;
+    }
+    const index = position;
     // llama.cpp's first delta of a call already carries the "{" its grammar opens the arguments with.
     const opening = style.argumentsOpen && text.startsWith("{") ? "{" : "";
-    chunks.push(
-      chunk({
-        tool_calls: [{ index, id: ids[index], type: "function", function: { name: call.name, arguments: opening } }],
-      }),
-    );
+    chunks.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: call.name, arguments: opening } }] }));
     for (const piece of splitPieces(text.slice(opening.length), pieces)) {
-      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      chunks.push(chunk({ tool_calls: [{ index, ...(style.callIdOnEveryChunk ? { id } : {}), function: { arguments: piece } }] }));
     }
   });
   const last = chunk({}, finishOf(spec));
@@ -250,13 +253,16 @@ export function buildCompletion(profile: Profile, spec: TurnSpec, context: TurnC
  * Folds raw stream chunks into one `chat.completion` object, for a scripted stream answering a
  * request that does not stream.
  *
- * Content and reasoning deltas are joined, tool-call deltas are joined by index, and the last
+ * Content and reasoning deltas are joined, tool-call deltas are joined by index (a new id at an
+ * index already holding a call starts another), and the last
  * finish reason and usage seen win. String chunks are skipped.
  */
 export function foldChunks(chunks: ReadonlyArray<Record<string, unknown> | string>, model: string): Record<string, unknown> {
   let content = "";
   const reasoning: Record<string, string> = {};
-  const calls: Array<{ id?: string; type: string; function: { name: string; arguments: string } }> = [];
+  type Slot = { id?: string; type: string; function: { name: string; arguments: string } };
+  const calls: Slot[] = [];
+  const slots = new Map<number, Slot>();
   let finish: unknown = null;
   let usage: unknown;
   let timings: unknown;
@@ -279,7 +285,14 @@ export function foldChunks(chunks: ReadonlyArray<Record<string, unknown> | strin
       for (const call of toolCalls) {
         const index = typeof call.index === "number" ? call.index : 0;
         const fn = (call.function ?? {}) as { name?: string; arguments?: string };
-        const slot = (calls[index] ??= { type: "function", function: { name: "", arguments: "" } });
+        const held = slots.get(index);
+        // A new id at an index already holding a call is another call (Ollama puts them all at 0).
+        const fresh = held === undefined || (typeof call.id === "string" && held.id !== undefined && call.id !== held.id);
+        const slot = fresh ? { type: "function", function: { name: "", arguments: "" } } : held;
+        if (fresh) {
+          slots.set(index, slot);
+          calls.push(slot);
+        }
         if (typeof call.id === "string") slot.id = call.id;
         if (fn.name) slot.function.name += fn.name;
         if (fn.arguments) slot.function.arguments += fn.arguments;
@@ -287,8 +300,7 @@ export function foldChunks(chunks: ReadonlyArray<Record<string, unknown> | strin
     }
   }
   const message: Record<string, unknown> = { role: "assistant", content, ...reasoning };
-  const present = calls.filter(Boolean);
-  if (present.length > 0) message.tool_calls = present;
+  if (calls.length > 0) message.tool_calls = calls;
   return {
     id,
     object: "chat.completion",

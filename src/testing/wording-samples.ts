@@ -228,6 +228,34 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    server: "Zhipu GLM / Z.AI (numeric code 1261)",
+    status: 400,
+    body: { error: { code: "1261", message: "Prompt exceeds max length" } },
+    source: "https://github.com/zeroclaw-labs/zeroclaw/issues/4124",
+  },
+  {
+    kind: "contextOverflow",
+    server: "Alibaba DashScope (OpenAI-compatible mode)",
+    status: 400,
+    body: openaiError("<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]", "invalid_request_error", null, "invalid_parameter_error"),
+    source: "https://github.com/agentscope-ai/QwenPaw/issues/6255",
+  },
+  {
+    kind: "contextOverflow",
+    server: "Hugging Face TGI (prompt plus max_new_tokens)",
+    status: 422,
+    body: { error: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 1244 `inputs` tokens and 1000 `max_new_tokens`", error_type: "validation" },
+    source: "https://github.com/huggingface/text-generation-inference/issues/628 (the message as quoted there, in TGI's { error, error_type } body)",
+  },
+  {
+    kind: "contextOverflow",
+    server: "Hugging Face TGI (prompt alone, max_input_length)",
+    status: 422,
+    body: { error: "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168", error_type: "validation" },
+    source: "https://github.com/huggingface/text-generation-inference/issues/695 (the message as quoted there, in TGI's { error, error_type } body)",
+  },
+  {
+    kind: "contextOverflow",
     server: "llama.cpp when the error type was added (a 500)",
     status: 500,
     body: llamaError(500, "the request exceeds the available context size. try increasing the context size or enable context shift", "exceed_context_size_error", {

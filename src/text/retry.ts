@@ -136,6 +136,13 @@ const OVERFLOW_WORDS: RegExp[] = [
   // is loaded with context length of only M tokens, which is not enough."
   /when context the overflows/i,
   /loaded with (?:a )?context length of only/i,
+  // Zhipu GLM (code 1261): "Prompt exceeds max length".
+  /prompt exceeds (?:the )?max(?:imum)? length/i,
+  // DashScope: "Range of input length should be [1, 983616]".
+  /range of input length should be/i,
+  // Hugging Face TGI: "`inputs` tokens + `max_new_tokens` must be <= 2048", "`inputs` must have less than 1024 tokens".
+  /`?inputs`? tokens \+ `?max_new_tokens`? must be <=/i,
+  /`?inputs`? must have less than \d+ tokens/i,
 ];
 
 const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD)\b|rate[_ ]?limit/i;

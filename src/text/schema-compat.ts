@@ -25,7 +25,7 @@
 import type { JsonSchema, ToolDefinition } from "../shapes/config.js";
 import { describeError } from "./error-body.js";
 import { grammarSchema } from "./schema-grammar.js";
-import { strictSchema, withinStrictLimits } from "./schema-strict.js";
+import { STRICT_LIMITS, strictSchema, withinStrictLimits } from "./schema-strict.js";
 import { type Json, isObject, toJson } from "./schema-tree.js";
 
 /**
@@ -120,17 +120,26 @@ export function relaxSchema(schema: JsonSchema): JsonSchema {
  * because that is the flag OpenAI reads to constrain the arguments to the schema; it is set to
  * false for a schema past the size limits strict mode documents (10 levels of nesting, 5,000
  * properties, 1,000 enum values, 120,000 characters of names and values), which the server would
- * otherwise refuse. The function keeps only `name`, `description`, `parameters` and `strict`. An
+ * otherwise refuse for the whole request, and `onNotice` is told so. The function keeps only `name`, `description`, `parameters` and `strict`. An
  * entry that is not a function tool comes back unchanged; anything but an array gives `[]`.
  *
  * The original parameters travel with each result under a non-enumerable symbol, so
  * {@link relaxTools} given these results relaxes the schema as the server wrote it.
  */
-export function sanitizeTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
-  return rewriteTools(tools, (original) => {
+export function sanitizeTools(tools: readonly ToolDefinition[], options: SanitizeToolsOptions = {}): ToolDefinition[] {
+  const onNotice = typeof options?.onNotice === "function" ? options.onNotice : undefined;
+  return rewriteTools(tools, (original, name) => {
     const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
-    return { parameters, strict: withinStrictLimits(parameters as Json) };
+    const strict = withinStrictLimits(parameters as Json);
+    if (!strict) onNotice?.(`The schema of ${name} is past what OpenAI's strict mode takes (${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`);
+    return { parameters, strict };
   });
+}
+
+/** Options for {@link sanitizeTools}. */
+export interface SanitizeToolsOptions {
+  /** Told, once per tool, that a tool goes with strict off because its schema is past the limits. */
+  onNotice?: (text: string) => void;
 }
 
 /**
@@ -157,7 +166,7 @@ export function relaxTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
  */
 function rewriteTools(
   tools: readonly ToolDefinition[],
-  rewrite: (original: Json) => { parameters: JsonSchema; strict?: boolean },
+  rewrite: (original: Json, name: string) => { parameters: JsonSchema; strict?: boolean },
 ): ToolDefinition[] {
   if (!Array.isArray(tools)) return [];
   return tools.map((tool) => {
@@ -170,7 +179,7 @@ function rewriteTools(
         function: {
           name: fn.name,
           ...(fn.description !== undefined ? { description: fn.description } : {}),
-          ...rewrite(original),
+          ...rewrite(original, fn.name),
         },
       };
       return keepOriginal(out, original);

@@ -88,8 +88,9 @@ export interface ToolArgumentsErrorOptions extends AgentCoreErrorOptions {
  * Thrown by {@link parseToolArguments} when a call's arguments are not an object even after
  * repair.
  *
- * `kind` is `"truncated"` when the text was cut off (the turn stopped at its token ceiling, or the
- * text ends inside a string or an open object) and `"malformed"` otherwise. The message is written
+ * `kind` is `"truncated"` when the turn stopped at its token ceiling and `"malformed"` otherwise;
+ * where the caller did not say whether it did, text ending inside a string or an open object
+ * counts as truncated. The message is written
  * for the model to read as the call's result. `raw` is the text as written.
  */
 export class ToolArgumentsError extends AgentCoreError {
@@ -134,9 +135,10 @@ function argumentsMessage(kind: ToolArgumentsErrorKind, toolName: string | undef
 /** Options of {@link parseToolArguments}. */
 export interface ParseToolArgumentsOptions {
   /**
-   * The turn stopped at its token ceiling (finish reason `"length"`), so arguments that do not
-   * parse were cut off.
-   * @default false
+   * Whether the turn stopped at its token ceiling (finish reason `"length"`): true makes
+   * arguments that do not parse `"truncated"`, false makes them `"malformed"` however cut off
+   * they look. Left out, text that ends inside a string or an open object counts as truncated.
+   * @default undefined
    */
   truncated?: boolean;
   /** The tool the call was for, named in the error's message. */
@@ -159,8 +161,9 @@ const MAX_ENCODINGS = 3;
  * @param text - The argument text as the model wrote it.
  * @param options - `truncated` when the turn stopped at its ceiling; `toolName` for the message.
  * @returns The arguments object.
- * @throws ToolArgumentsError with kind `"truncated"` when the text was cut off (the ceiling was
- * reached, or it ends inside a string or an open object) and `"malformed"` otherwise.
+ * @throws ToolArgumentsError with kind `"truncated"` when the turn stopped at the ceiling and
+ * `"malformed"` otherwise (with `truncated` left out, text that ends inside a string or an open
+ * object counts as truncated).
  * @example
  * ```ts
  * parseToolArguments("{'path': 'a.txt', 'force': True,}"); // { path: "a.txt", force: true }
@@ -192,7 +195,8 @@ export function parseToolArguments(text: string, options: ParseToolArgumentsOpti
     if (source === "") return {};
     const parsed = parseLooseJson(source);
     if (!parsed.ok) {
-      const truncated = options.truncated === true || parsed.truncated;
+      // The caller's word decides; only where it said nothing does cut-off-looking text count.
+      const truncated = options.truncated ?? parsed.truncated;
       throw fail(truncated ? "truncated" : "malformed", text, truncated ? undefined : `it does not parse: ${parsed.message}`);
     }
     current = parsed.value;

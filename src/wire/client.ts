@@ -245,7 +245,8 @@ export function servedWindowIn(state: RuntimeState, endpoint: Endpoint & { model
 /**
  * Asks a local server's own API for the window a model is served with: llama.cpp's `/props`
  * (`default_generation_settings.n_ctx`), then LM Studio's `/api/v0/models`
- * (`loaded_context_length`).
+ * (`loaded_context_length`), then, on a server with neither, Ollama's `/api/ps` (the loaded
+ * model's `context_length`; undefined while the model is not loaded).
  *
  * Both routes sit at the server's origin (the base URL less `/v1`) and are asked with the
  * endpoint's key. Undefined where neither gave a number. A route the server lacks (404, 405 or

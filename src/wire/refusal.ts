@@ -263,7 +263,9 @@ export function decideRefusal(
     // Not the schema (no rewrite of it is taken): the server cannot hold this model's reply to one.
     return model ? { kind: "answer", answers: [samplerAnswer(model, name, reading.description.message)] } : PASS;
   }
-  if (reading.fields.length === 0) return PASS;
+  if (reading.fields.length === 0) {
+    return NAMES_NOTHING.test(reading.description.message) ? namelessAnswer(status, model, name, droppable, sent) : PASS;
+  }
   const answers: Answer[] = [];
   const seen = new Set<string>();
   for (const field of reading.fields) {
@@ -368,6 +370,40 @@ function samplerAnswer(model: ModelLatches, name: string, words: string): Answer
       model.structuredOutput = false;
     },
     notice: `Model ${name} cannot have its reply held to a json_schema here (the server said: ${said}); asking for JSON in words from now on.`,
+  };
+}
+
+/** The words of a refusal that says nothing of what was refused: "Invalid request", "Bad Request". */
+const NAMES_NOTHING = /^(?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?(?: \| (?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?)*$/i;
+
+/**
+ * A 400 that names no field ("Invalid request", "Bad Request"): the first field the caller marked
+ * droppable that the request still carries is dropped, one per refusal in the order given, each
+ * with a notice; with none left the refusal passes to the caller. Nothing else is ever dropped.
+ */
+function namelessAnswer(
+  status: number | undefined,
+  model: ModelLatches | undefined,
+  name: string,
+  droppable: readonly string[],
+  sent: Record<string, unknown> | undefined,
+): Decision {
+  if (status !== 400 && status !== 422) return PASS;
+  if (!model || sent === undefined) return PASS;
+  const field = droppable.find((candidate) => candidate in sent && !model.droppedFields.includes(candidate));
+  if (field === undefined) return PASS;
+  return {
+    kind: "answer",
+    answers: [
+      {
+        what: field,
+        latch: `drop:${field}`,
+        already: false,
+        field,
+        apply: () => addOnce(model.droppedFields, field),
+        notice: `The endpoint refused the request for model ${name} without naming a field; sending it without "${field}", the next field marked droppable, from now on.`,
+      },
+    ],
   };
 }
 

@@ -66,6 +66,28 @@ interface OpenCall {
 }
 
 /**
+ * Whether a tool-call piece at an index already holding `call` opens a call of its own: it
+ * carries an id other than the call's, or it names a function once the call has a name and
+ * arguments that are complete JSON. A piece repeating the call's id (vLLM sends it on every
+ * chunk of one call) continues it.
+ */
+function startsAnother(call: OpenCall, id: string | undefined, name: string | undefined): boolean {
+  if (id !== undefined && call.id !== "") return id !== call.id;
+  if (id !== undefined || name === undefined || call.name === "") return false;
+  return isCompleteJson(call.arguments);
+}
+
+function isCompleteJson(text: string): boolean {
+  if (text.trim() === "") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Reads usage as a server reported it into the Turn's shape.
  *
  * prompt, completion, total and cached are always numbers (zero where not reported; total is
@@ -294,7 +316,10 @@ export class TurnReader {
     let call: OpenCall | undefined;
     if (typeof piece.index === "number") {
       const last = this.#lastCall;
-      call = last !== undefined && last.index === piece.index ? last : this.#calls.find((open) => open.index === piece.index);
+      call = last !== undefined && last.index === piece.index ? last : this.#calls.findLast((open) => open.index === piece.index);
+      // Ollama sends parallel calls all at index 0: a new id, or a new name after a complete
+      // call, at an index already holding a call starts another call there.
+      if (call !== undefined && startsAnother(call, id, name)) call = undefined;
       if (call === undefined) {
         call = { index: piece.index, id: "", name: "", arguments: "" };
         this.#calls.push(call);

@@ -33,6 +33,8 @@ export interface WindowCache {
   propsMissing: Set<string>;
   /** Origins whose `/api/v0/models` is not asked until this time (Infinity: never again). */
   lmstudioMissUntil: Map<string, number>;
+  /** Origins whose Ollama `/api/ps` does not exist. */
+  ollamaMissing?: Set<string>;
 }
 
 /** The runtime's window cache. */
@@ -154,18 +156,21 @@ export async function readListing(lookup: Lookup): Promise<ListedModel[]> {
 /** Route misses one lookup found, kept apart until the lookup finishes so a stopped one leaves nothing. */
 interface Learned {
   propsMissing?: boolean;
+  ollamaMissing?: boolean;
   lmstudioMissUntil?: number;
   lmstudioFound?: boolean;
 }
 
 function commit(cache: WindowCache, origin: string, learned: Learned): void {
   if (learned.propsMissing) cache.propsMissing.add(origin);
+  if (learned.ollamaMissing) (cache.ollamaMissing ??= new Set()).add(origin);
   if (learned.lmstudioFound) cache.lmstudioMissUntil.delete(origin);
   if (learned.lmstudioMissUntil !== undefined) cache.lmstudioMissUntil.set(origin, learned.lmstudioMissUntil);
 }
 
 /**
- * llama.cpp's `/props`, then LM Studio's `/api/v0/models`; undefined where neither says.
+ * llama.cpp's `/props`, then LM Studio's `/api/v0/models`, then, where the server has neither,
+ * Ollama's `/api/ps`; undefined where none says.
  *
  * Both are asked with the endpoint's key. A route that answers 401 or 403 is not open to that
  * key and one that says the model is loading has nothing to say yet: neither is remembered as a
@@ -213,6 +218,26 @@ export async function readServedWindow(
         learned.lmstudioMissUntil =
           status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
       }
+    }
+  }
+  // Ollama has neither route: its loaded window is /api/ps's context_length (the num_ctx the model
+  // was loaded with), often far below the trained one /api/show reports. A model not in the list is
+  // not loaded yet, so unknown for now.
+  const neither = (learned.propsMissing || cache.propsMissing.has(origin)) && (learned.lmstudioMissUntil ?? cache.lmstudioMissUntil.get(origin)) === Number.POSITIVE_INFINITY;
+  if (found === undefined && neither && !cache.ollamaMissing?.has(origin)) {
+    try {
+      const body = await lookup.get(`${origin}/api/ps`);
+      const loaded = isPlainRecord(body) && Array.isArray(body.models) ? body.models : undefined;
+      if (loaded === undefined) learned.ollamaMissing = true;
+      else {
+        const names = model.includes(":") ? [model] : [model, `${model}:latest`];
+        const entry = loaded.find((item) => isPlainRecord(item) && (names.includes(String(item.name)) || names.includes(String(item.model))));
+        found = windowNumber(isPlainRecord(entry) ? entry.context_length : undefined);
+      }
+    } catch (error) {
+      if (error instanceof LookupStopped) throw error;
+      const status = statusOf(error);
+      if (status !== undefined && ROUTE_MISSING.has(status)) learned.ollamaMissing = true;
     }
   }
   lookup.check();

@@ -7,7 +7,7 @@ import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit, failedRun } from
 import type { RunEventInput } from "../../src/run/events.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { ContextOverflow } from "../../src/text/retry.js";
-import { PRESELECTED_NOTICE } from "../../src/run/preselect.js";
+import { PRESELECTED_NOTICE, preselectByKeywordsIn } from "../../src/run/preselect.js";
 import { configureHooksIn, withContextIn } from "../../src/run/hooks.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../support/endpoint.js";
 import { validateTranscript } from "../support/transcript.js";
@@ -441,6 +441,47 @@ describe("a preselection", () => {
       const result = await run({ config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "flat-small" }, tools: catalogTools, catalog, preselect: true });
       expect(server.chatBodies().map((body) => body.model)).toEqual(["flat-small", "loopback-model"]);
       expect(result.preselected).toEqual(["fetch"]);
+    });
+  });
+
+  describe("with keywords an opt-in", () => {
+    const weather: CatalogServer[] = [
+      { name: "weather", tools: [{ name: "get-weather-forecast", description: "Get the weather forecast for a city" }] },
+      ...catalog,
+    ];
+    const weatherTools = ["get-weather-forecast", "read_file", "write_file", "list_dir", "fetch", "search"].map((name) => tool(name));
+    const words: Message[] = [{ role: "user", content: "what is the weather forecast for Lisbon" }];
+
+    it("makes the preselection itself with tasks.toolSelect, even where the question's words alone are confident", async () => {
+      expect(preselectByKeywordsIn(createState(), weather, words[0]!.content as string).confident).toBe(true);
+      await withLoop({}, async ({ server, run, config }) => {
+        server.script(turn({ content: '{"tools": ["fetch"]}' }), answer());
+        const result = await run({
+          config: { ...config, toolDiscovery: "ondemand", tasks: { toolSelect: { model: "small-model" } } },
+          messages: words,
+          tools: weatherTools,
+          catalog: weather,
+          preselect: true,
+        });
+        expect(server.chatBodies().map((body) => body.model)).toEqual(["small-model", "loopback-model"]);
+        expect(result.preselected).toEqual(["fetch"]);
+      });
+    });
+
+    it("matches keywords first under preselectKeywords, spending the model on nothing the words settle", async () => {
+      await withLoop({}, async ({ server, run, config }) => {
+        server.script(answer());
+        const result = await run({
+          config: { ...config, toolDiscovery: "ondemand", tasks: { toolSelect: { model: "small-model" } } },
+          messages: words,
+          tools: weatherTools,
+          catalog: weather,
+          preselect: true,
+          preselectKeywords: true,
+        });
+        expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
+        expect(result.preselected[0]).toBe("get-weather-forecast");
+      });
     });
   });
 

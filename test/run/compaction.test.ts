@@ -221,8 +221,17 @@ describe("planCompaction", () => {
     expect(new Set(seen).size).toBe(messages.length);
   });
 
-  it("plans nothing when the summary's ceiling would cost more than the fold saves", () => {
-    expect(planCompaction(messages, { limit: 1000, estimate: () => 10 })).toBeUndefined();
+  it("plans a fold once used is past three quarters of the window, however small the window: without target nothing changes", () => {
+    // 21 messages at 10 tokens: 210 used of a 250-token window, a fold of far under the summary's ceiling.
+    const plan = planCompaction(messages, { limit: 250, estimate: () => 10 })!;
+    expect(plan).toBeDefined();
+    expect(messages[plan.through]!.role).toBe("user");
+    expect(plan.kept).toBeLessThanOrEqual(0.35 * 250);
+    expect(plan.folded).toBeLessThan(1024);
+  });
+
+  it("with a target, plans nothing when the summary's ceiling would cost more than the fold saves", () => {
+    expect(planCompaction(messages, { limit: 250, estimate: () => 10, target: 0.5 })).toBeUndefined();
   });
 
   it("answers bad input with no plan rather than an error", () => {
@@ -259,7 +268,8 @@ describe("planCompaction", () => {
             // Only the leading block is system messages in these transcripts, and none of it is folded.
             expect(messages[index]!.role).not.toBe("system");
           }
-          expect(plan.after).toBeLessThan(plan.used);
+          if (target !== undefined) expect(plan.after).toBeLessThan(plan.used);
+          else expect(plan.folded).toBeGreaterThan(0);
         },
       ),
       { numRuns: 300 },

@@ -9,11 +9,38 @@ import {
   isOverflow,
   isTransient,
 } from "../../src/text/retry.js";
+import { WORDING_SAMPLES } from "../../src/testing/wording-samples.js";
 
 /** An APIError as the openai SDK builds it from a non-2xx response. */
 function apiError(status: number, body: unknown, headers: Record<string, string> = {}): APIError {
   return APIError.generate(status, body as Record<string, unknown>, undefined, new Headers(headers));
 }
+
+describe("the classifiers on every real wording sample", () => {
+  // The SDK keeps a refusal's words only from an `error` field (or a text body); a flat body such
+  // as vLLM's before 0.10 reaches the classifiers as "400 status code (no body)".
+  const kept = (body: unknown): boolean => typeof body === "string" || (typeof body === "object" && body !== null && "error" in body);
+  for (const sample of WORDING_SAMPLES.filter((entry) => kept(entry.body))) {
+    if (sample.kind === "contextOverflow" || sample.kind === "overflowInStream") {
+      it(`reads ${sample.server}'s refusal as an overflow, never transient (${sample.source})`, () => {
+        const error = apiError(sample.status, sample.body);
+        expect(isOverflow(error)).toBe(true);
+        expect(isTransient(error)).toBe(false);
+        expect(isModelLoading(error)).toBe(false);
+      });
+    } else if (sample.kind === "loading") {
+      it(`reads ${sample.server}'s answer as loading (${sample.source})`, () => {
+        expect(isModelLoading(apiError(sample.status, sample.body))).toBe(true);
+      });
+    } else {
+      it(`does not read ${sample.server}'s ${sample.kind} refusal as an overflow or as loading (${sample.source})`, () => {
+        const error = apiError(sample.status, sample.body);
+        expect(isOverflow(error)).toBe(false);
+        expect(isModelLoading(error)).toBe(false);
+      });
+    }
+  }
+});
 
 describe("isOverflow", () => {
   // Each wording below is the server's own; the loopback endpoint's profiles cite their sources.

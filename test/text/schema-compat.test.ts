@@ -134,6 +134,30 @@ describe("schema-compat fixtures", () => {
   });
 });
 
+describe("sanitizeTools past strict mode's nesting limit", () => {
+  // An aggregation pipeline stage shaped as MCP servers for document stores declare one: 12 object levels.
+  const nested = (levels: number): JsonSchema => (levels === 0 ? { type: "string" } : { type: "object", properties: { stage: nested(levels - 1) } });
+  const deep: ToolDefinition = { type: "function", function: { name: "explain", parameters: nested(12) } };
+  const shallow: ToolDefinition = { type: "function", function: { name: "find", parameters: nested(3) } };
+
+  it("sends an over-deep tool with strict off for that tool alone, and says so in a notice", () => {
+    const notices: string[] = [];
+    const [explain, find] = sanitizeTools([deep, shallow], { onNotice: (text) => notices.push(text) });
+    expect(explain?.function.strict).toBe(false);
+    expect(find?.function.strict).toBe(true);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain("explain");
+    expect(notices[0]).toContain("strict off");
+  });
+
+  it("keeps a schema of exactly 10 levels strict, with no notice", () => {
+    const notices: string[] = [];
+    const [tool] = sanitizeTools([{ type: "function", function: { name: "edge", parameters: nested(10) } }], { onNotice: (text) => notices.push(text) });
+    expect(tool?.function.strict).toBe(true);
+    expect(notices).toEqual([]);
+  });
+});
+
 describe("sanitizeSchema", () => {
   it("makes every property required, the optional ones nullable", () => {
     const out = sanitizeSchema({

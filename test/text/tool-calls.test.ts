@@ -94,6 +94,15 @@ describe("parseToolArguments", () => {
     expect(error.message).toContain("write");
   });
 
+  it("throws a ToolArgumentsError whose kind is truncated when the turn stopped at the ceiling, and malformed otherwise", () => {
+    for (const text of ['{"a": ', '{"a": "hel', '{"a": [1, 2', '{"a": 1} trailing']) {
+      expect(catchError(() => parseToolArguments(text, { truncated: true })).kind).toBe("truncated");
+      const otherwise = catchError(() => parseToolArguments(text, { truncated: false, toolName: "write" }));
+      expect(otherwise.kind).toBe("malformed");
+      expect(otherwise.message).not.toContain("cut off");
+    }
+  });
+
   it("returns complete arguments even when the turn stopped at the ceiling", () => {
     expect(parseToolArguments('{"a": 1}', { truncated: true })).toEqual({ a: 1 });
   });

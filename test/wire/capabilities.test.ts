@@ -579,6 +579,19 @@ describe("negotiate: what goes to the caller", () => {
     });
   });
 
+  it("answers a refusal naming no field with at most one re-send per droppable field, each with a notice, then the caller's error", async () => {
+    await withEndpoint({ profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Invalid request", type: "invalid_request_error" } } }) }, async (context) => {
+      const error = await sendTurn(context, { model: M, temperature: 0.2, extraBody: { min_p: 0.1, top_k: 20 } }, {}, { droppable: ["min_p", "top_k"] }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Error);
+      const bodies = context.server.chatBodies();
+      expect(bodies).toHaveLength(3);
+      expect(bodies.map((body) => ["min_p", "top_k"].filter((field) => field in body))).toEqual([["min_p", "top_k"], ["top_k"], []]);
+      // temperature was never marked droppable, so every request still carries it.
+      expect(bodies.every((body) => body.temperature === 0.2)).toBe(true);
+      expect(context.notices.filter((notice) => notice.includes("without naming a field"))).toHaveLength(2);
+    });
+  });
+
   it("ends in a NegotiationError when the refusal names a droppable field the request did not send", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       context.server.script({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k", type: "invalid_request_error" } } });

@@ -280,14 +280,35 @@ describe("contextLimitFor", () => {
     expect(asked(server).slice(3)).toEqual(["/api/v0/models"]);
   });
 
-  it("answers 0 for Ollama and latches a server with neither route", async () => {
+  it("answers 0 for a server with none of the routes, and latches each miss", async () => {
     const server = await serve({ profile: "ollama" });
     const state = fresh();
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
     expect(await contextLimitForIn(state, endpoint)).toBe(0);
-    expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models"]);
+    expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/api/ps"]);
     expect(await contextLimitForIn(state, endpoint)).toBe(0);
-    expect(asked(server).slice(3)).toEqual(["/v1/models"]);
+    expect(asked(server).slice(4)).toEqual(["/v1/models"]);
+  });
+
+  it("reads Ollama's served window from /api/ps's context_length, not the trained one, and knows none while the model is not loaded", async () => {
+    let loaded = false;
+    const server = await serve({
+      profile: "ollama",
+      models: [{ id: "qwen3", object: "model", created: 1, owned_by: "library" }],
+      routes: {
+        // ollama/ollama api/types.go: ProcessModelResponse carries name, model and context_length.
+        "GET /api/ps": () => ({
+          kind: "json" as const,
+          body: { models: loaded ? [{ name: "qwen3:latest", model: "qwen3:latest", size: 6_000_000_000, context_length: 4_096, expires_at: "2026-01-01T00:00:00Z" }] : [] },
+        }),
+      },
+    });
+    const state = fresh();
+    const endpoint = { baseUrl: server.baseUrl, model: "qwen3" };
+    expect(await contextLimitForIn(state, endpoint)).toBe(0);
+    loaded = true;
+    expect(await contextLimitForIn(state, endpoint)).toBe(4_096);
+    expect(asked(server).filter((path) => path === "/api/ps")).toHaveLength(2);
   });
 
   it("uses the trained window only when neither native route gives a number", async () => {

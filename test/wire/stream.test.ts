@@ -9,6 +9,8 @@ import { SseSplitter } from "../../src/wire/sse.js";
 import { EndpointSilent, isOverflow, isTransient } from "../../src/text/retry.js";
 import { MalformedStreamEvent, StreamErrorEvent, StreamInterrupted, readUsage, streamTurn, type Produced, type StreamTurnOptions } from "../../src/wire/stream.js";
 import type { Turn } from "../../src/shapes/config.js";
+import { profileNamed } from "../../src/testing/profiles.js";
+import { buildTurnChunks } from "../../src/testing/turns.js";
 import { refusal, startEndpoint, turn, type ChunkSpec, type EndpointServer, type ProfileName } from "../support/endpoint.js";
 
 const state = createState();
@@ -165,6 +167,45 @@ describe("streamTurn", () => {
         { id: "call_made", type: "function", function: { name: "", arguments: '{"orphan":true}' } },
       ]);
       expect(result.finishReason).toBe("");
+    });
+
+    it("reads two parallel calls Ollama streams both at index 0 as two calls with their own arguments", async () => {
+      const { server, client } = await endpoint("ollama");
+      server.script(turn({ toolCalls: [{ name: "read", arguments: { path: "a.ts" } }, { name: "read", arguments: { path: "b.ts" } }] }));
+      const result = await streamTurn(client, body);
+      expect(result.toolCalls.map((call) => [call.id, call.function.name, call.function.arguments])).toEqual([
+        ["call_0", "read", '{"path":"a.ts"}'],
+        ["call_1", "read", '{"path":"b.ts"}'],
+      ]);
+    });
+
+    it("assembles one call from a vLLM stream that repeats the call's id on every chunk", async () => {
+      const { server, client } = await endpoint("vllm");
+      server.script(turn({ toolCalls: [{ name: "write", arguments: { path: "a.ts", text: "x".repeat(40) } }], pieces: 6 }));
+      const pieces = buildTurnChunks(profileNamed("vllm"), { toolCalls: [{ name: "write", arguments: { path: "a.ts", text: "x".repeat(40) } }], pieces: 6 }, { model: "m", includeUsage: false, usage: { prompt: 1, cached: undefined } });
+      const ids = pieces.flatMap((piece) => (typeof piece === "string" ? [] : JSON.stringify(piece).match(/"id":"call_0"/g) ?? []));
+      expect(ids.length).toBeGreaterThan(1);
+      const result = await streamTurn(client, body);
+      expect(result.toolCalls.map((call) => [call.id, call.function.name, call.function.arguments])).toEqual([
+        ["call_0", "write", JSON.stringify({ path: "a.ts", text: "x".repeat(40) })],
+      ]);
+    });
+
+    it("starts another call at a reused index on a new name once the held call's arguments are complete, and not before", async () => {
+      const { server, client } = await endpoint();
+      server.script({
+        kind: "stream",
+        chunks: [
+          chunk({ tool_calls: [{ index: 0, function: { name: "one", arguments: '{"a":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { name: "one", arguments: "1}" } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { name: "two", arguments: "{}" } }] }),
+        ],
+      });
+      const result = await streamTurn(client, body, { newCallId: () => "call_made" });
+      expect(result.toolCalls.map((call) => [call.function.name, call.function.arguments])).toEqual([
+        ["one", '{"a":1}'],
+        ["two", "{}"],
+      ]);
     });
 
     it("reads tool-call pieces that carry no index: a new id opens a call, anything else continues the last", async () => {
@@ -684,6 +725,32 @@ describe("streamTurn", () => {
           },
         ),
         { numRuns: 40 },
+      );
+    });
+
+    it("gives the same calls for any chunking of parallel calls, at their own indexes, all at index 0, or with the id on every chunk", async () => {
+      const { server, client } = await endpoint();
+      const args = fc.array(fc.json({ maxDepth: 2 }).filter((value) => value !== ""), { minLength: 1, maxLength: 3 }).chain((list) =>
+        fc.tuple(fc.constant(list), fc.tuple(...list.map((value) => cuts(value)))),
+      );
+      await fc.assert(
+        fc.asyncProperty(args, fc.constantFrom("each", "zero", "repeat-id"), async ([list, cutList], habit) => {
+          const expected = list.map((value, i) => ({ id: `call_${i}`, type: "function", function: { name: `f${i}`, arguments: value } }));
+          const chunks: ChunkSpec[] = [];
+          list.forEach((_value, i) => {
+            const index = habit === "zero" ? 0 : i;
+            const id = `call_${i}`;
+            const parts = cutList[i] ?? [];
+            chunks.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: `f${i}`, arguments: habit === "zero" ? (parts[0] ?? "") : "" } }] }));
+            for (const part of habit === "zero" ? parts.slice(1) : parts) {
+              chunks.push(chunk({ tool_calls: [{ index, ...(habit === "repeat-id" ? { id } : {}), function: { arguments: part } }] }));
+            }
+          });
+          chunks.push(chunk({}, "tool_calls"));
+          server.script({ kind: "stream", chunks });
+          expect((await streamTurn(client, body)).toolCalls).toEqual(expected);
+        }),
+        { numRuns: 60 },
       );
     });
   });

@@ -14,6 +14,7 @@ import type { RequestBody, ToolOrder } from "../../wire/request-body.js";
 import type { Dispatch } from "../run-calls.js";
 import type { ToolCallOutcome, ToolCallRequest, ToolCallResult } from "../../text/tool-calls.js";
 import type { PreselectTools } from "./preselection.js";
+import type { KeywordThresholds } from "../preselect.js";
 import type { ApprovalDecisions, ApprovePolicy } from "../approval.js";
 import type { RunState } from "../run-state.js";
 import type { UsageMemory } from "../usage-memory.js";
@@ -53,7 +54,7 @@ export interface StepBudget {
  * its own way (or a test that plays them).
  */
 export interface AgentLoopSideTasks {
-  /** Chooses the shortlist for `preselect: true`. @default preselect with keywords first, on tasks.toolSelect's endpoint */
+  /** Chooses the shortlist for `preselect: true`. @default preselect on tasks.toolSelect's endpoint, keywords first only under `preselectKeywords` */
   preselect?: PreselectTools;
   /** Writes the summary for `compact: true`. @default summariser on tasks.compaction; none without it */
   summarise?: Summariser;
@@ -111,6 +112,12 @@ export interface AgentLoopOptions {
   preselect?: boolean;
   /** Told each answered run's question and the tools it used, and read by the loop's own preselection. @default none */
   usageMemory?: UsageMemory;
+  /**
+   * With `preselect`, match the question's words against the tool names first and ask the model
+   * only what the words cannot settle, as `preselect(..., { keywords })` does; thresholds tune it.
+   * @default false (the model makes every preselection)
+   */
+  preselectKeywords?: boolean | KeywordThresholds;
   /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
   compact?: boolean;
   /**
@@ -166,7 +173,7 @@ export interface AgentLoopMetrics extends RunMetrics {
 }
 
 /** Options for {@link resumeAgentLoop}: the stored state, a person's decisions, and the options the run was started with. */
-export interface ResumeAgentLoopOptions extends Omit<AgentLoopOptions, "messages" | "preselected" | "preselectRouting" | "preselect" | "loaded" | "ledger"> {
+export interface ResumeAgentLoopOptions extends Omit<AgentLoopOptions, "messages" | "preselected" | "preselectRouting" | "preselect" | "preselectKeywords" | "loaded" | "ledger"> {
   /** The state a result awaiting approval handed back, as the object or as its JSON text. */
   state: RunState | string;
   /**

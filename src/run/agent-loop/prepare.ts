@@ -54,6 +54,7 @@ async function chooseShortlist(run: LoopRun, prompt: string): Promise<unknown> {
     prompt,
     ...(options.signal ? { signal: options.signal } : {}),
     onNotice: run.onNotice,
+    ...(options.preselectKeywords !== undefined && options.preselectKeywords !== false ? { keywords: options.preselectKeywords } : {}),
   });
 }
 

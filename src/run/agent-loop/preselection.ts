@@ -8,6 +8,7 @@ import type { CatalogServer } from "../../shapes/catalog.js";
 import type { AssistantMessage, Endpoint, ModelParams, ResolvedTask, ToolMessage } from "../../shapes/config.js";
 import { errorMessage } from "../../text/errors.js";
 import { LOAD_TOOLS_NAME } from "../tool-loading.js";
+import type { KeywordThresholds } from "../preselect.js";
 
 /** What the loop hands the function that makes its preselection. */
 export interface PreselectRequest {
@@ -25,6 +26,8 @@ export interface PreselectRequest {
   signal?: AbortSignal;
   /** Says a sentence as a notice of the run. */
   onNotice: (text: string) => void;
+  /** The run's `preselectKeywords`: match keywords first, asking the model only where they are not confident. @default false */
+  keywords?: boolean | KeywordThresholds;
 }
 
 /** Makes the preselection runAgentLoop's `preselect: true` asks for. */

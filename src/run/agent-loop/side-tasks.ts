@@ -13,13 +13,16 @@ import type { PreselectTools } from "./preselection.js";
 import type { RuntimeState } from "../../state/state.js";
 import type { UsageMemory } from "../usage-memory.js";
 
-/** The preselection the loop makes by default: preselect on the task's endpoint, keywords first (read with the usage memory, when given). */
+/**
+ * The preselection the loop makes by default: preselect on the task's endpoint, asking the model
+ * every time unless the run opted into keywords first, and reading the usage memory when given.
+ */
 export function defaultPreselect(state: RuntimeState, memory?: UsageMemory): PreselectTools {
-  return ({ config, model, task, catalog, prompt, signal, onNotice }) => {
+  return ({ config, model, task, catalog, prompt, signal, onNotice, keywords }) => {
     const call = taskCall<TaskCallOptions>(task, { model, onNotice, ...(signal ? { signal } : {}) }, config);
     const { temperature, maxTokens, reasoningEffort, extraBody } = call.options;
     return preselectIn(state, call.endpoint, call.model, catalog, prompt, {
-      keywords: true,
+      keywords: keywords === true || (typeof keywords === "object" && keywords !== null) ? keywords : false,
       ...(memory ? { memory } : {}),
       onNotice,
       ...(signal ? { signal } : {}),
