@@ -5,7 +5,7 @@
  * ask {@link findSpecSecrets} where a credential may still sit.
  *
  * This is the `@cubicecho/agent-core/spec` entry. It imports nothing from the rest of the package
- * but types, and no Node module, so a browser can load it to validate a pasted document; nothing
+ * but types and one constant of `shapes/`, and no Node module, so a browser can load it to validate a pasted document; nothing
  * in the package imports it. docs/agent-spec.md explains the format field by field.
  */
 import type { Endpoint, ModelParams, ReasoningEffort, ResolvedTask, RetryPolicy, ToolPolicy, WindowPolicy } from "./shapes/config.js";
@@ -23,8 +23,10 @@ export const SPEC_FEATURES: readonly string[] = BASE_FEATURES;
 /** The lifecycle points a hook entry may name in its `event`. */
 export const SPEC_HOOK_EVENTS: readonly string[] = HOOK_EVENTS;
 
-/** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`. */
-export const DEFAULT_MAX_TOOL_ITERATIONS = 20;
+import { DEFAULT_MAX_TOOL_ITERATIONS } from "./shapes/limits.js";
+
+/** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`; the loop's own default too. */
+export { DEFAULT_MAX_TOOL_ITERATIONS };
 
 /** The main model and its endpoint, as a document states them; every field is optional and absent inherits. */
 export interface SpecModel {
