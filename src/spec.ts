@@ -5,11 +5,11 @@
  * ask {@link findSpecSecrets} where a credential may still sit.
  *
  * This is the `@cubicecho/agent-core/spec` entry. It imports nothing from the rest of the package
- * but types and one constant of `shapes/`, and no Node module, so a browser can load it to validate a pasted document; nothing
+ * but types, and no Node module, so a browser can load it to validate a pasted document; nothing
  * in the package imports it. docs/agent-spec.md explains the format field by field.
  */
 import type { Endpoint, ModelParams, ReasoningEffort, ResolvedTask, RetryPolicy, ToolPolicy, WindowPolicy } from "./shapes/config.js";
-import { BASE_FEATURES, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./spec/read.js";
+import { BASE_FEATURES, DEFAULT_MAX_TOOL_ITERATIONS, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./spec/read.js";
 import { copyJsonValue, isPlainObject, ownValue, setOwn } from "./spec/values.js";
 
 export { findSpecSecrets, SecretSign, type SpecSecret } from "./spec/secrets.js";
@@ -23,7 +23,6 @@ export const SPEC_FEATURES: readonly string[] = BASE_FEATURES;
 /** The lifecycle points a hook entry may name in its `event`. */
 export const SPEC_HOOK_EVENTS: readonly string[] = HOOK_EVENTS;
 
-import { DEFAULT_MAX_TOOL_ITERATIONS } from "./shapes/limits.js";
 
 /** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`; the loop's own default too. */
 export { DEFAULT_MAX_TOOL_ITERATIONS };

@@ -56,12 +56,16 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOU
 
 /** A network error code or a fetch refusal (`bad port`) down an error's cause chain, if any. */
 function unreachableReason(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current && typeof current === "object"; depth += 1) {
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === "string" && UNREACHABLE_CODES.has(code)) return code;
-    if (typeof message === "string" && message === "bad port") return "bad port: fetch refuses to connect to this port";
-    current = (current as { cause?: unknown }).cause;
+  try {
+    let current: unknown = error;
+    for (let depth = 0; depth < 8 && current && typeof current === "object"; depth += 1) {
+      const { code, message } = current as { code?: unknown; message?: unknown };
+      if (typeof code === "string" && UNREACHABLE_CODES.has(code)) return code;
+      if (typeof message === "string" && message === "bad port") return "bad port: fetch refuses to connect to this port";
+      current = (current as { cause?: unknown }).cause;
+    }
+  } catch {
+    // An error whose fields throw on reading says nothing of the network.
   }
   return undefined;
 }
