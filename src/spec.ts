@@ -9,7 +9,7 @@
  * in the package imports it. docs/agent-spec.md explains the format field by field.
  */
 import type { Endpoint, ModelParams, ReasoningEffort, ResolvedTask, RetryPolicy, ToolPolicy, WindowPolicy } from "./shapes/config.js";
-import { BASE_FEATURES, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./spec/read.js";
+import { BASE_FEATURES, DEFAULT_MAX_TOOL_ITERATIONS as SHARED_MAX_TOOL_ITERATIONS, HOOK_EVENTS, readDocument, SPEC_FORMAT, SPEC_MAJOR } from "./spec/read.js";
 import { copyJsonValue, isPlainObject, ownValue, setOwn } from "./spec/values.js";
 
 export { findSpecSecrets, SecretSign, type SpecSecret } from "./spec/secrets.js";
@@ -23,8 +23,9 @@ export const SPEC_FEATURES: readonly string[] = BASE_FEATURES;
 /** The lifecycle points a hook entry may name in its `event`. */
 export const SPEC_HOOK_EVENTS: readonly string[] = HOOK_EVENTS;
 
-/** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`. */
-export const DEFAULT_MAX_TOOL_ITERATIONS = 20;
+
+/** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`; the loop's own default too. */
+export const DEFAULT_MAX_TOOL_ITERATIONS = SHARED_MAX_TOOL_ITERATIONS;
 
 /** The main model and its endpoint, as a document states them; every field is optional and absent inherits. */
 export interface SpecModel {

@@ -191,6 +191,14 @@ describe("reading a failure", () => {
     expect(failure.message).toMatch(/^http:\/\/127\.0\.0\.1:1\/v1 refused the key \(HTTP 401\): Incorrect API key provided\. /);
   });
 
+  it("reads fetch's refusal of a port down the cause chain as unreachable (exit 3), as a probe of port 6000 throws it", () => {
+    const thrown = new TypeError("fetch failed", { cause: new Error("bad port") });
+    const failure = readFailure(thrown, "http://127.0.0.1:6000/v1");
+    expect(failure.kind).toBe("unreachable");
+    expect(failure.exitCode).toBe(3);
+    expect(failure.message).toMatch(/^Could not reach http:\/\/127\.0\.0\.1:6000\/v1: fetch refuses to connect to that port/);
+  });
+
   it("reads a plain error body's words where no Error carries them", () => {
     expect(wordsOf({ body: { detail: [{ msg: "  field required  " }] } })).toBe("field required");
     expect(wordsOf({ error: "model not loaded", status: 503 })).toBe("model not loaded");

@@ -60,7 +60,7 @@ async function pauseAndResume(runtime: Runtime, endpoint: { baseUrl: string; api
   expect(resumed.messages.at(-2)).toEqual({ role: "tool", tool_call_id: "c1", content: "text of a" });
 }
 
-/** Touches every cache a runtime has: pool, windows, latches, calibration, bus, hooks, keyword index, compiled schemas. */
+/** Touches every cache a runtime has: pool, windows, latches, calibration, bus, hooks, keyword index, compiled schemas, the unheard-notice latch. */
 async function touchEverything(runtime: Runtime): Promise<void> {
   const endpoint = { baseUrl: server.baseUrl, apiKey: "k1" };
   await pauseAndResume(runtime, endpoint);
@@ -73,6 +73,10 @@ async function touchEverything(runtime: Runtime): Promise<void> {
   runtime.emit("run-1", { kind: "notice", text: "hello" });
   runtime.configureHooks({ preface: "Mine:" });
   runtime.preselectByKeywords(catalog, "read the file");
+  // A side task that cannot run, with nobody listening: the runtime's once-only warning latch.
+  const warned = new Promise((resolve) => process.once("warning", resolve));
+  expect(await runtime.ask({ baseUrl: "not a url" }, "m", "", "hi")).toBeUndefined();
+  await warned;
 }
 
 describe("createRuntime", () => {

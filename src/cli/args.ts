@@ -27,7 +27,8 @@ Commands:
            snapshot importCapabilities loads
 
 Options:
-  -h, --help     Show help; "agent-core <command> --help" shows a command's
+  -h, --help     Show this help; "agent-core <command> --help" shows that
+                 command's options
   --version      Print the version
   --verbose      Print the stack trace of a failure
 

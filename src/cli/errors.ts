@@ -65,6 +65,21 @@ const CONNECTION_CODES: Readonly<Record<string, string>> = Object.freeze({
   DEPTH_ZERO_SELF_SIGNED_CERT: "its TLS certificate is self-signed",
 });
 
+/** Whether any message down an error's cause chain matches (fetch's "bad port" sits a few causes down); never throws. */
+function chainSays(error: unknown, pattern: RegExp): boolean {
+  try {
+    let current: unknown = error;
+    for (let depth = 0; depth < 8 && current && typeof current === "object"; depth += 1) {
+      const message = (current as { message?: unknown }).message;
+      if (typeof message === "string" && pattern.test(message)) return true;
+      current = (current as { cause?: unknown }).cause;
+    }
+    return typeof current === "string" && pattern.test(current);
+  } catch {
+    return false;
+  }
+}
+
 /** Finds a network error code (ECONNREFUSED, …) anywhere down an error's cause chain. */
 function connectionCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -168,7 +183,7 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   if (code) return new CliFailure("unreachable", `Could not reach ${url}: ${CONNECTION_CODES[code]} (${code}).`, error);
   const { status } = readError(error);
   const words = wordsOf(error) || oneLine(error instanceof Error ? error.message : String(error));
-  if (/\bbad port\b/i.test(words)) {
+  if (chainSays(error, /\bbad port\b/i)) {
     return new CliFailure("unreachable", `Could not reach ${url}: fetch refuses to connect to that port; use the port the server listens on.`, error);
   }
   if (error instanceof Error && error.name === "APIConnectionError") {

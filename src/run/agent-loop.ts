@@ -22,6 +22,7 @@ import { applyBeforeStep, compactIfNeeded } from "./agent-loop/compact.js";
 import { failure, finish, pause } from "./agent-loop/finish.js";
 import { prepare } from "./agent-loop/prepare.js";
 import { heldRequests, readResume, settleOpen } from "./agent-loop/resume.js";
+import { checkLoopInput, explainUnreachable } from "./agent-loop/inputs.js";
 import { connect, openRun, type LoopEndpoint, type LoopRun } from "./agent-loop/run.js";
 import { sendStep } from "./agent-loop/step.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
@@ -66,11 +67,12 @@ async function runSteps(run: LoopRun, endpoint: LoopEndpoint, from: number, excl
 export async function runAgentLoopIn(state: RuntimeState, given: AgentLoopOptions): Promise<AgentLoopResult> {
   const run: LoopRun = openRun(state, given);
   try {
+    checkLoopInput(given);
     const endpoint = connect(run);
     const exclusive = await prepare(run);
     return await runSteps(run, endpoint, 0, exclusive);
   } catch (caught) {
-    throw failure(run, caught);
+    throw failure(run, explainUnreachable(given, caught));
   }
 }
 
@@ -79,6 +81,7 @@ export async function resumeAgentLoopIn(state: RuntimeState, given: ResumeAgentL
   const { saved, decisions } = readResume(given);
   const run: LoopRun = openRun(state, given as unknown as AgentLoopOptions, saved);
   try {
+    checkLoopInput(given as unknown as AgentLoopOptions, true);
     const endpoint = connect(run);
     run.onEvent({ kind: "resumed", step: saved.step, pending: heldRequests(saved.open).length });
     const open = await settleOpen(run, saved.open, decisions, saved.step);
@@ -86,7 +89,7 @@ export async function resumeAgentLoopIn(state: RuntimeState, given: ResumeAgentL
     checkIterations(run, saved.step);
     return await runSteps(run, endpoint, saved.step + 1, false);
   } catch (caught) {
-    throw failure(run, caught);
+    throw failure(run, explainUnreachable(given as unknown as AgentLoopOptions, caught));
   }
 }
 
@@ -106,9 +109,13 @@ export async function resumeAgentLoopIn(state: RuntimeState, given: ResumeAgentL
  * the rest and comes back with `status: "awaiting-approval"`, the held calls as `pending` and a
  * plain-JSON `state` that resumeAgentLoop continues, in this process or another.
  *
- * Throws only ToolIterationLimit (after `maxToolIterations` tool-calling steps), AgentLoopOverflow
- * (a request too big for the window) or AgentLoopError (anything else: a stop, a refused request,
- * a dropped stream, an onMessage that threw), each carrying the run as it stood (failedRun).
+ * Throws only ToolIterationLimit (after `maxToolIterations` tool-calling steps, 20 where the
+ * config states none), AgentLoopOverflow (a request too big for the window) or AgentLoopError
+ * (anything else: a stop, a refused request, a dropped stream, an onMessage that threw), each
+ * carrying the run as it stood (failedRun). Options that cannot work fail before anything is
+ * sent, as an AgentLoopError whose cause is a TypeError naming the field and what was given
+ * (`config.baseUrl`, `config.model`, `messages`, `tools[i]`, `dispatch`); an endpoint that cannot
+ * be reached fails as one whose message names `config.baseUrl`.
  *
  * @param options - The config, the transcript and tools, dispatch, and the callbacks.
  * @example

@@ -8,8 +8,7 @@ import type { $ZodType, output } from "zod/v4/core";
 import type { ToolDefinition } from "../shapes/config.js";
 import type { ToolCallRequest } from "../text/tool-calls.js";
 
-/** What a tool name must be for an OpenAI-compatible server to take it: letters, digits, `_` and `-`, 1 to 64 of them. */
-export const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z0-9_-]{1,64}$/;
+export { TOOL_NAME_PATTERN } from "../shapes/limits.js";
 
 /** A tool's parameters: a zod 4 schema (classic or mini) of an object, or a JSON Schema object. */
 export type ToolParameters = $ZodType | { [keyword: string]: unknown };

@@ -29,6 +29,8 @@ export interface Stream {
   touched: number;
   /** When the run ended (`done` or `endRun`); absent while it runs. */
   endedAt?: number;
+  /** Whether a process warning has said that this ended run drops what is emitted for it. */
+  dropWarned?: boolean;
 }
 
 /** The bus of one runtime: its runs, its settings and the sweep's timer. */

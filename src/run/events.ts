@@ -19,6 +19,7 @@ import {
   deadlineOf,
   rescheduleSweep,
   scheduleSweep,
+  type Stream,
 } from "./event-bus.js";
 import { closeFollowersIn, followRunIn } from "./event-follow.js";
 import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, ThinkingEvent } from "../shapes/event-types.js";
@@ -57,6 +58,23 @@ export interface ReplayOptions {
   after?: number;
 }
 
+/** Whether an event continues a run that ended awaiting approval: its `resumed`, right after that `done`. */
+function resumesPaused(stream: Stream, event: RunEventInput): boolean {
+  const last = stream.events.at(-1);
+  return event.kind === "resumed" && last?.kind === "done" && last.outcome === "awaiting-approval";
+}
+
+/** Drops an event for an ended run, saying why once per run as a process warning (`AgentCoreNotice`). */
+function dropAfterEnd(stream: Stream, runId: string, event: RunEventInput): undefined {
+  if (stream.dropWarned) return undefined;
+  stream.dropWarned = true;
+  process.emitWarning(
+    `Run "${runId}" has ended, so its "${event.kind}" event and every later one are dropped until the run is reaped; give each run its own runId (a resumed run continues the one it paused).`,
+    "AgentCoreNotice",
+  );
+  return undefined;
+}
+
 /**
  * Records one event for a run and hands it to everyone watching; the state-taking form of {@link emit}.
  * @internal
@@ -68,7 +86,10 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
     const bus = slotOf(state, EVENT_BUS);
     const now = Date.now();
     let stream = bus.streams.get(runId);
-    if (stream?.endedAt !== undefined) return undefined;
+    if (stream?.endedAt !== undefined) {
+      if (!resumesPaused(stream, event)) return dropAfterEnd(stream, runId, event);
+      delete stream.endedAt;
+    }
     // Built before the run is filed, so an input whose getters throw leaves nothing behind.
     const stamped: RunEvent = Object.freeze({ ...event, seq: (stream?.seq ?? 0) + 1, at: now });
     if (stream === undefined) {
@@ -99,7 +120,10 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
  * under those names is overwritten. The first event for a run id starts the run. Never throws:
  * an empty or non-string run id, an input with no string `kind`, and any event for a run that
  * has ended (after its `done`, or after {@link endRun}, until the run is reaped) are dropped and
- * answered with `undefined`.
+ * answered with `undefined`. A run id reused after its `done` is told once, as a process warning
+ * (`AgentCoreNotice`) naming the run, rather than dropped in silence; the one exception is a
+ * `resumed` event right after a `done` whose outcome is `awaiting-approval`, which continues
+ * that run, numbering on.
  *
  * @param runId The run the event belongs to.
  * @param event The event without its `seq` and `at`.

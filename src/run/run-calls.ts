@@ -150,6 +150,8 @@ function keyOf(request: ToolCallRequest): string {
  * calls after it still run, but from it on nothing is written, and all of them come back `open`,
  * in call order, for the caller to answer.
  *
+ * Rejects with a TypeError naming `dispatch`, before any call runs, where dispatch is not a function.
+ *
  * @param reads - The step's calls, from readCalls.
  * @param options - dispatch, the signal, parallel, dedupe, route and the listeners.
  * @example
@@ -159,6 +161,9 @@ function keyOf(request: ToolCallRequest): string {
  * ```
  */
 export async function runCalls(reads: readonly ReadCall[], options: RunCallsOptions): Promise<CallsRun> {
+  if (typeof options?.dispatch !== "function") {
+    throw new TypeError(`dispatch must be a function that runs a tool call; given ${options?.dispatch === null ? "null" : typeof options?.dispatch}.`);
+  }
   const now = options.now ?? Date.now;
   const maxResultChars =
     typeof options.maxResultChars === "number" && options.maxResultChars >= 1 ? Math.floor(options.maxResultChars) : MAX_RESULT_CHARS;

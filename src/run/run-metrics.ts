@@ -91,7 +91,10 @@ export interface RunMetrics {
   largestPromptShare?: number;
   /** Milliseconds from the run's start (`startedAt`, else the first event) to the last event. */
   durationMs?: number;
-  /** Tools loaded by `load_tools`; filled in by the loop, which alone sees them. */
+  /**
+   * Tools loaded by `load_tools`, in ondemand and proxy modes alike; filled in by the loop, which
+   * alone sees them. A proxied run's result has `loaded: []` even so: its loads live in its history.
+   */
   toolsLoaded?: number;
   /** Loads of a tool that was already loaded; filled in by the loop. */
   redundantLoads?: number;

@@ -40,8 +40,11 @@ export interface ModelParams {
 
 /** How a run may use tools. */
 export interface ToolPolicy {
-  /** The most tool-calling steps a run may take before it stops. */
-  maxToolIterations: number;
+  /**
+   * The most tool-calling steps a run may take before it stops, a whole number of at least one.
+   * @default 20 (DEFAULT_MAX_TOOL_ITERATIONS, as a resolved agent document has it)
+   */
+  maxToolIterations?: number;
   /** Declare every tool (`eager`), load them on demand (`ondemand`) or behind a fixed proxy (`proxy`). */
   toolDiscovery?: "eager" | "ondemand" | "proxy";
   /** The small model that preselects a run's tools; empty means no preselection. */

@@ -36,7 +36,11 @@ export interface TurnMetrics extends TurnUsage {
   toolSchemaTokens: number;
   /** The prompt a warm cache should have held: the previous prompt plus its reply. From the second request on. */
   cacheExpected?: number;
-  /** Whether the cache hit fell short of 90% of the previous prompt; only where a cache count was reported. */
+  /**
+   * Whether the cache hit fell short of 90% of the previous prompt; only where a cache count was
+   * reported and the run has seen the cache hold something, so a server without a prefix cache
+   * (always 0 cached) shows no break.
+   */
   cacheBroken?: boolean;
   /** Why the cache broke, where it did. */
   cacheBreakReason?: CacheBreakReason;

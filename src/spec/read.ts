@@ -8,6 +8,7 @@
  * (extraBody, a hook's arguments) are copied without recursion.
  */
 import { HOOK_EVENTS } from "../shapes/hooks.js";
+import { DEFAULT_MAX_TOOL_ITERATIONS } from "../shapes/limits.js";
 import { urlSign } from "./secrets.js";
 import {
   copyJsonValue,
@@ -22,7 +23,7 @@ import {
   type JsonValue,
 } from "./values.js";
 
-export { HOOK_EVENTS };
+export { DEFAULT_MAX_TOOL_ITERATIONS, HOOK_EVENTS };
 
 /** The format name in a document's `spec` token. */
 export const SPEC_FORMAT = "agent-core";

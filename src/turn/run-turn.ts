@@ -129,6 +129,7 @@ export async function runTurnIn(
   build: BuildRequest,
   options: RunTurnOptions = {},
 ): Promise<Turn> {
+  if (!client || typeof client !== "object") throw new TypeError(`runTurn needs an OpenAI client (getClient(endpoint)) as its first argument; given ${client === null ? "null" : typeof client}.`);
   if (typeof build !== "function") throw new TypeError("runTurn needs a build callback as its third argument.");
   const sleep = options.sleep ?? wait;
   const now = options.now ?? Date.now;

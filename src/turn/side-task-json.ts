@@ -16,7 +16,7 @@ import { balancedEnd, findJson, parseLooseJson } from "../text/json-repair.js";
 import { withinStrictLimits } from "../text/schema-strict.js";
 import { isObject, toJson, type Json } from "../text/schema-tree.js";
 import { notify } from "../text/safe-calls.js";
-import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput, type SideTaskAnswer, type SideTaskRequest } from "./side-task-request.js";
+import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, sideNotice, taskName, unsendable, type SideTaskAnswer, type SideTaskRequest } from "./side-task-request.js";
 import type { RuntimeState } from "../state/state.js";
 import { learnServerIn } from "../wire/capabilities-learn.js";
 
@@ -184,11 +184,12 @@ export async function askJsonIn<T = unknown>(
   const settings = settingsOf(options);
   const prepared = prepareSchema(schema);
   if ("problem" in prepared) {
-    notify(settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
+    sideNotice(state, settings.onNotice, `${taskName(model)} was not sent: ${prepared.problem}.`);
     return undefined;
   }
-  if (!validInput(input)) {
-    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+  const problem = unsendable(endpoint, model, input);
+  if (problem !== undefined) {
+    sideNotice(state, settings.onNotice, `${taskName(model)} was not sent: ${problem}.`);
     return undefined;
   }
   const name = formatName(settings.name);
@@ -198,7 +199,7 @@ export async function askJsonIn<T = unknown>(
     ...requestFor(endpoint, model, prompt, input, settings, SIDE_TASK_CEILINGS.ask),
     responseFormat: (supports) => responseFormatFor(prepared, name, strict, supports),
   };
-  const answer = await guarded(settings, model, async (): Promise<SideTaskAnswer> => {
+  const answer = await guarded(state, settings, model, async (): Promise<SideTaskAnswer> => {
     // A grammar-constrained server enforces the relaxed schema: learn that before the first request.
     await learnServerIn(state, endpoint, { signal: settings.signal });
     try {

@@ -7,16 +7,18 @@
  * {@link sendSideTask}, so the defaults, the no-thinking hints and the extraBody rules live here
  * once. What every side task does around its request lives here too: checking the input,
  * building the request from the options ({@link requestFor}), and turning a failure other than a
- * stop into a notice ({@link guarded}).
+ * stop into a notice ({@link guarded}). A side task that cannot run says why through the
+ * options' onNotice, or, where none is given, once per runtime as a process warning
+ * ({@link sideNotice}), so a misconfiguration is never silent.
  */
 
 import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
-import { getClientIn } from "../wire/client.js";
+import { checkBaseUrl, getClientIn, quoteGiven } from "../wire/client.js";
 import type { Endpoint, FinishReason, ReasoningEffort } from "../shapes/config.js";
 import { errorMessage } from "../text/errors.js";
 import type { SideTaskInput, SideTaskOptions } from "./side-task-types.js";
 import { ALL_FENCES, stripThinking } from "../text/thinking.js";
-import type { RuntimeState } from "../state/state.js";
+import { defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { finiteNumber, isPlainRecord, positiveInteger } from "../text/guards.js";
 import { notify } from "../text/safe-calls.js";
 import { contentText } from "../text/content-text.js";
@@ -204,6 +206,33 @@ export function taskName(model: string): string {
   return model ? `The side task on ${model}` : "The side task";
 }
 
+/** Whether this runtime has already warned of a side-task notice nobody listened for. */
+const UNHEARD = defineSlot("side-task-unheard", () => ({ warned: false }));
+
+/**
+ * Says a side-task notice: to onNotice where it is a function; otherwise, the first time in this
+ * runtime, as a process warning (`AgentCoreNotice`) that says how to hear the rest.
+ */
+export function sideNotice(state: RuntimeState, onNotice: unknown, message: string): void {
+  if (typeof onNotice === "function") return notify(onNotice, message);
+  const unheard = slotOf(state, UNHEARD);
+  if (unheard.warned) return;
+  unheard.warned = true;
+  process.emitWarning(`${message} (Pass onNotice to a side task to hear every notice; this is said once per runtime.)`, "AgentCoreNotice");
+}
+
+/** Why a side task cannot be sent, naming the field and what was given; undefined where it can. */
+export function unsendable(endpoint: Endpoint, model: unknown, input: unknown): string | undefined {
+  try {
+    checkBaseUrl((endpoint as Partial<Endpoint> | undefined)?.baseUrl);
+  } catch (error) {
+    return errorMessage(error).replace(/\.$/, "");
+  }
+  if (typeof model !== "string" || model.trim() === "") return `its model must be a non-empty string; given ${quoteGiven(model)}`;
+  if (!validInput(input)) return `its input must be a string or an array of content parts; given ${quoteGiven(input)}`;
+  return undefined;
+}
+
 /** Whether a side task's input is a string or an array of content parts. */
 export function validInput(input: unknown): input is SideTaskInput {
   return typeof input === "string" || (Array.isArray(input) && input.every((part) => isPlainRecord(part) && typeof part.type === "string"));
@@ -229,16 +258,16 @@ export function requestFor(endpoint: Endpoint, model: string, system: string, in
 
 /**
  * Runs a side task's request: a stop rejects with the signal's reason, any other failure is told
- * to onNotice and answered undefined.
+ * ({@link sideNotice}) and answered undefined.
  */
-export async function guarded<T>(options: SideTaskOptions, model: string, work: () => Promise<T>): Promise<T | undefined> {
+export async function guarded<T>(state: RuntimeState, options: SideTaskOptions, model: string, work: () => Promise<T>): Promise<T | undefined> {
   const signal = options.signal;
   if (signal?.aborted) throw signal.reason;
   try {
     return await work();
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    notify(options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
+    sideNotice(state, options.onNotice, `${taskName(model)} failed and has no answer: ${errorMessage(error)}`);
     return undefined;
   }
 }

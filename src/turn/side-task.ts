@@ -19,7 +19,7 @@ import type { $ZodType, output } from "zod/v4/core";
 import type { Endpoint, FinishReason, JsonSchema, Message } from "../shapes/config.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { askJsonIn, readJson } from "./side-task-json.js";
-import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, taskName, validInput } from "./side-task-request.js";
+import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, sideNotice, taskName, unsendable } from "./side-task-request.js";
 import { renderTranscript, summaryPrompt, SUMMARY_INSTRUCTIONS } from "./side-task-summary.js";
 import { finiteNumber } from "../text/guards.js";
 import { notify } from "../text/safe-calls.js";
@@ -57,11 +57,12 @@ export async function askReplyIn(
   options: SideTaskOptions = {},
 ): Promise<SideTaskReply | undefined> {
   const settings = settingsOf(options);
-  if (!validInput(input)) {
-    notify(settings.onNotice, `${taskName(model)} was not sent: its input must be a string or an array of content parts.`);
+  const problem = unsendable(endpoint, model, input);
+  if (problem !== undefined) {
+    sideNotice(state, settings.onNotice, `${taskName(model)} was not sent: ${problem}.`);
     return undefined;
   }
-  const answer = await guarded(settings, model, () => sendSideTask(state, requestFor(endpoint, model, system, input, settings, SIDE_TASK_CEILINGS.ask)));
+  const answer = await guarded(state, settings, model, () => sendSideTask(state, requestFor(endpoint, model, system, input, settings, SIDE_TASK_CEILINGS.ask)));
   return answer ? { text: answer.text, finishReason: answer.finishReason } : undefined;
 }
 

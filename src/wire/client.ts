@@ -49,6 +49,31 @@ const POOL = defineSlot<Pool>(
   },
 );
 
+/** A value as an input check quotes it: a string in quotes, cut at 80 characters, anything else by its type. */
+export function quoteGiven(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 79)}…` : value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value === "function" ? "a function" : String(value);
+}
+
+/**
+ * Checks that a base URL can be sent to: an `http:` or `https:` URL.
+ *
+ * @throws TypeError naming `config.baseUrl` and what was given, for anything else.
+ */
+export function checkBaseUrl(baseUrl: unknown): asserts baseUrl is string {
+  const example = "for example http://127.0.0.1:8080/v1";
+  if (typeof baseUrl !== "string" || baseUrl.trim() === "") throw new TypeError(`config.baseUrl must be the endpoint's URL, ${example}; given ${quoteGiven(baseUrl)}.`);
+  let protocol = "";
+  try {
+    protocol = new URL(baseUrl.trim()).protocol;
+  } catch {
+    throw new TypeError(`config.baseUrl is not a URL, ${example}; given ${quoteGiven(baseUrl)}.`);
+  }
+  if (protocol !== "http:" && protocol !== "https:") throw new TypeError(`config.baseUrl must be an http:// or https:// URL, ${example}; given ${quoteGiven(baseUrl)}.`);
+}
+
 /**
  * Reads the timeout for a call that does not stream off an endpoint, in milliseconds.
  *
@@ -126,9 +151,7 @@ function poolKey(endpoint: Endpoint): string {
  * @internal
  */
 export function getClientIn(state: RuntimeState, endpoint: Endpoint): OpenAI {
-  if (typeof endpoint?.baseUrl !== "string" || endpoint.baseUrl.trim() === "") {
-    throw new TypeError("getClient needs an endpoint with a baseUrl, for example http://127.0.0.1:8080/v1.");
-  }
+  checkBaseUrl(endpoint?.baseUrl);
   refuseUserinfo(endpoint.baseUrl);
   const pool = slotOf(state, POOL);
   const key = poolKey(endpoint);

@@ -12,6 +12,7 @@
 
 import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
+import { quoteGiven } from "./client.js";
 import { SseSplitter } from "./sse.js";
 import { MalformedStreamEvent, TurnReader, type Produced, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
@@ -141,6 +142,15 @@ class Watchdog {
   }
 }
 
+/** Refuses, with a TypeError naming the field and what was given, a turn that cannot be sent. */
+function checkStreamInput(client: unknown, body: unknown): void {
+  if (!client || typeof client !== "object") throw new TypeError(`streamTurn needs an OpenAI client (getClient(endpoint)); given ${quoteGiven(client)}.`);
+  if (!body || typeof body !== "object") throw new TypeError(`streamTurn needs a request body ({ model, messages }); given ${quoteGiven(body)}.`);
+  const { model, messages } = body as { model?: unknown; messages?: unknown };
+  if (typeof model !== "string" || model.trim() === "") throw new TypeError(`config.model (the body's model) must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
+  if (!Array.isArray(messages)) throw new TypeError(`messages (the body's messages) must be an array of chat messages; given ${quoteGiven(messages)}.`);
+}
+
 /**
  * Streams one chat completion and reads it back into a {@link Turn}.
  *
@@ -159,7 +169,9 @@ class Watchdog {
  * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with
  * {@link StreamErrorEvent}, the SDK's APIError carrying the server's message and body; an
  * aborted `signal` with its reason.
- * Whatever the outcome, the timers are cleared and the connection is released.
+ * Whatever the outcome, the timers are cleared and the connection is released. A client that is
+ * not an object, a body without `model` (config.model) or whose `messages` is not an array
+ * rejects with a TypeError naming the field and what was given, before anything is sent.
  *
  * @param client - The OpenAI client to send with, usually from `getClient`.
  * @param body - The chat completion request; `stream: true` is set here.
@@ -177,6 +189,7 @@ class Watchdog {
  * ```
  */
 export async function streamTurn(client: OpenAI, body: StreamBody, options: StreamTurnOptions = {}): Promise<Turn> {
+  checkStreamInput(client, body);
   const now = options.now ?? (() => performance.now());
   const signal = options.signal;
   if (signal?.aborted) throw signal.reason;

@@ -1353,6 +1353,18 @@ describe("the cache verdict", () => {
     expect(unreported.cacheBroken).toBeUndefined();
   });
 
+  it("judges no break against a server without a prefix cache, which reports 0 cached every time, until a cache is seen to hold", () => {
+    const next: SentRequest = { ...base, messages: [...base.messages, { role: "assistant", content: "A." }, user("two")] };
+    const cold = createUsageAccount(undefined);
+    cold.record(step(base, 1000, 0));
+    const second = cold.record(step(next, 1200, 0));
+    expect(second.cacheExpected).toBe(1010);
+    expect(second.cacheBroken).toBeUndefined();
+    expect(cold.record(step(next, 1300, 1100)).cacheBroken).toBe(false);
+    // Once the cache has held, a request served from none of it is a break.
+    expect(cold.record(step(next, 1400, 0)).cacheBroken).toBe(true);
+  });
+
   it("leaves used absent before the first request and where a request reported no prompt", () => {
     const account = createUsageAccount(undefined);
     expect(account.used).toBeUndefined();

@@ -82,6 +82,31 @@ describe("emit", () => {
     expect(history("a").map((event) => event.kind)).toEqual(["output", "done"]);
   });
 
+  it("says once, as a process warning naming the run, that a reused run id's events are dropped", async () => {
+    const warnings: Error[] = [];
+    const hear = (warning: Error): void => void warnings.push(warning);
+    process.on("warning", hear);
+    try {
+      emit("reused", { kind: "done", outcome: "answered" });
+      expect(emit("reused", { kind: "output", text: "second run" })).toBeUndefined();
+      expect(emit("reused", { kind: "output", text: "more" })).toBeUndefined();
+      await new Promise((resolve) => setImmediate(resolve));
+      const ours = warnings.filter((warning) => warning.name === "AgentCoreNotice" && warning.message.includes('"reused"'));
+      expect(ours).toHaveLength(1);
+      expect(ours[0]!.message).toMatch(/Run "reused" has ended, so its "output" event and every later one are dropped/);
+    } finally {
+      process.off("warning", hear);
+    }
+  });
+
+  it("continues a run that ended awaiting approval when its resumed event comes, numbering on", () => {
+    emit("paused", { kind: "output", text: "x" });
+    emit("paused", { kind: "done", outcome: "awaiting-approval" });
+    expect(emit("paused", { kind: "resumed", step: 0, pending: 1 })?.seq).toBe(3);
+    expect(emit("paused", { kind: "done", outcome: "answered" })?.seq).toBe(4);
+    expect(emit("paused", { kind: "resumed", step: 0, pending: 0 })).toBeUndefined();
+  });
+
   it("drops events for a run endRun ended, until the run is reaped", () => {
     vi.useFakeTimers();
     emit("a", { kind: "output", text: "x" });

@@ -64,8 +64,11 @@ describe("getClient", () => {
     expect(one.apiKey).toBe("k1");
   });
 
-  it("refuses an endpoint with no base URL with a clear error", () => {
-    expect(() => getClientIn(fresh(), { baseUrl: " " })).toThrow(/needs an endpoint with a baseUrl/);
+  it("refuses an endpoint with no base URL, or one that is not an http(s) URL, with a TypeError naming config.baseUrl and what was given", () => {
+    expect(() => getClientIn(fresh(), { baseUrl: " " })).toThrow(TypeError);
+    expect(() => getClientIn(fresh(), { baseUrl: " " })).toThrow(/config\.baseUrl .*given " "/);
+    expect(() => getClientIn(fresh(), { baseUrl: "not a url" })).toThrow(/config\.baseUrl is not a URL.*given "not a url"/);
+    expect(() => getClientIn(fresh(), { baseUrl: "ftp://127.0.0.1/v1" })).toThrow(/config\.baseUrl must be an http.*given "ftp:/);
   });
 
   it("keeps a separate pool per runtime state", () => {

@@ -200,7 +200,11 @@ export interface AgentLoopResult {
   messages: Message[];
   /** The run's token counts. */
   usage: RunTotals;
-  /** The tools loaded on demand, to pass back as `loaded` next time. */
+  /**
+   * The tools loaded on demand, to pass back as `loaded` next time; in ondemand mode only. Eager
+   * runs load nothing, and a proxied run's loads live in its history, so both hand back `[]`
+   * (what `load_tools` did in any mode is counted in `metrics.toolsLoaded`).
+   */
   loaded: string[];
   /** The tools that were dispatched, in the order first used. */
   used: string[];

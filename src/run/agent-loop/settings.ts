@@ -12,6 +12,7 @@ import type { ToolCallRequest } from "../../text/tool-calls.js";
 import type { ToolOrder } from "../../wire/request-body.js";
 import type { ApprovePolicy } from "../approval.js";
 import type { HookEventName } from "../hooks.js";
+import { DEFAULT_MAX_TOOL_ITERATIONS } from "../../shapes/limits.js";
 import { nonNegativeNumber, positiveNumber } from "../../text/guards.js";
 import type { AgentLoopConfig, AgentLoopHooks, AgentLoopOptions } from "./options.js";
 import type { ToolDiscovery } from "./tools.js";
@@ -35,8 +36,8 @@ export interface LoopSettings {
   toolDiscovery: ToolDiscovery;
   /**
    * The most tool-calling steps: `config.maxToolIterations`, a whole number of at least one;
-   * absent or unreadable allows one.
-   * @default 1
+   * absent or unreadable is {@link DEFAULT_MAX_TOOL_ITERATIONS}, as a resolved agent document has it.
+   * @default 20
    */
   maxToolIterations: number;
   /** The window in tokens: `config.contextLength`; absent weighs no request and plans no fold. */
@@ -83,7 +84,7 @@ export interface LoopSettings {
 /** The defaults of {@link LoopSettings}, in one place. */
 export const LOOP_DEFAULTS = Object.freeze({
   toolDiscovery: "eager",
-  maxToolIterations: 1,
+  maxToolIterations: DEFAULT_MAX_TOOL_ITERATIONS,
   system: "",
   preselectRouting: "exclusive",
   parallel: false,

@@ -96,6 +96,8 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, r
   let previous: { sent: SentRequest; prompt: number; completion: number } | undefined;
   let recorded: LedgerRequest | undefined;
   let used: number | undefined = restored?.used;
+  // Whether any request of the run (a resumed run's included) has been served from a cache.
+  let cacheSeen = (restored?.totals.cached ?? 0) > 0;
   // Stand in for previous and recorded until the resumed run has its own.
   let sentPrint = restored?.sent;
   let recordedPrint = restored?.recorded;
@@ -133,12 +135,15 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, r
       const before = previous ?? sentPrint;
       if (before && before.prompt > 0) {
         metrics.cacheExpected = before.prompt + before.completion;
-        if (first.uncached !== undefined) {
+        // Judged only once the endpoint has shown a cache holding something: a server with no
+        // prefix cache reports 0 cached on every request, which is no break.
+        if (first.uncached !== undefined && (cacheSeen || first.cached > 0)) {
           metrics.cacheBroken = first.cached < CACHE_HOLDS * before.prompt;
           if (metrics.cacheBroken) metrics.cacheBreakReason = previous ? cacheBreakReason(previous.sent, sent) : reasonFromPrint(sentPrint!, sent);
         }
       }
       sentPrint = undefined;
+      if (first.cached > 0) cacheSeen = true;
       metrics.context = contextTokens(sent, { charsPerToken, ...(first.prompt > 0 ? { promptTokens: first.prompt } : {}) });
       if (turn.timings) metrics.timings = turn.timings;
       if (turn.firstTokenMs !== undefined) metrics.firstTokenMs = turn.firstTokenMs;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentLoopConfig, AgentLoopOptions } from "../../../src/run/agent-loop/options.js";
+import { DEFAULT_MAX_TOOL_ITERATIONS } from "../../../src/shapes/limits.js";
 import { LOOP_DEFAULTS, resolveSettings } from "../../../src/run/agent-loop/settings.js";
 
 const config: AgentLoopConfig = { baseUrl: "http://127.0.0.1:1/v1", model: "m", maxToolIterations: 5 };
@@ -17,9 +18,9 @@ describe("resolveSettings", () => {
     expect(settingsOf({}, { toolDiscovery: "proxy" }).toolDiscovery).toBe("proxy");
   });
 
-  it("allows one tool-calling step where maxToolIterations is absent or unreadable, and a whole number otherwise", () => {
-    expect(settingsOf({}, { maxToolIterations: undefined as never }).maxToolIterations).toBe(1);
-    expect(settingsOf({}, { maxToolIterations: -3 }).maxToolIterations).toBe(1);
+  it("allows the agent document's 20 tool-calling steps where maxToolIterations is absent or unreadable, and a whole number otherwise", () => {
+    expect(settingsOf({}, { maxToolIterations: undefined }).maxToolIterations).toBe(DEFAULT_MAX_TOOL_ITERATIONS);
+    expect(settingsOf({}, { maxToolIterations: -3 }).maxToolIterations).toBe(20);
     expect(settingsOf({}, { maxToolIterations: 0.5 }).maxToolIterations).toBe(1);
     expect(settingsOf({}, { maxToolIterations: 7.9 }).maxToolIterations).toBe(7);
   });
