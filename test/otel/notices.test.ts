@@ -80,10 +80,12 @@ describe("readNotice", () => {
   });
 
   it("reads a reply cut off at the ceiling, and each way its continuation can go", async () => {
-    const cut = turn({ content: "Part one of the answer", finishReason: "length" });
+    // Longer than the 64 characters a repeated opening must span to be read as a restart, not an echo.
+    const opening = "Part one of the answer, long enough that a reply repeating its opening is a restart";
+    const cut = turn({ content: opening, finishReason: "length" });
     const cases: Array<[EndpointOptions, Scripted, NoticeReading]> = [
       [{ profile: "llama.cpp" }, turn({ content: " and part two." }), { kind: "continuation", outcome: "continued", requests: 1, latched: false }],
-      [{ profile: "llama.cpp" }, turn({ content: "Part one of the answer, again from the top." }), { kind: "continuation", outcome: "started_over", latched: true }],
+      [{ profile: "llama.cpp" }, turn({ content: `${opening.slice(0, 70)}, no: again from the top.` }), { kind: "continuation", outcome: "started_over", latched: true }],
       [{ profile: "llama.cpp", refuse: { prefill: true } }, answer("unused"), { kind: "continuation", outcome: "refused", latched: true }],
       [{ profile: "llama.cpp" }, { kind: "error", status: 500, body: { error: { message: "slot crashed" } } }, { kind: "continuation", outcome: "failed", latched: false }],
     ];
