@@ -129,8 +129,11 @@ describe("stripThinking", () => {
     });
   });
 
-  it("keeps a later stray closing tag as answer text", () => {
-    expect(stripThinking("<think>a</think>b</think>c")).toEqual({ content: "b</think>c", reasoning: "a" });
+  it("drops a stray closing tag after a closed fence, keeping the text either side as answer", () => {
+    expect(stripThinking("<think>a</think>b</think>c")).toEqual({ content: "bc", reasoning: "a" });
+    expect(stripThinking("<think>a</think>b\n</think>\nc")).toEqual({ content: "b\n\nc", reasoning: "a" });
+    expect(stripThinking("plan</think>b</think>c", DEFAULT_FENCES, { startInReasoning: true })).toEqual({ content: "bc", reasoning: "plan" });
+    expect(stripThinking("x</think>y</think>z")).toEqual({ content: "yz", reasoning: "x" });
   });
 
   it("joins two fenced passages with a blank line", () => {
