@@ -151,40 +151,52 @@ const MAX_ENCODINGS = 3;
  * ```
  */
 export function parseToolArguments(text: string, options: ParseToolArgumentsOptions = {}): Record<string, unknown> {
-  const fail = (kind: ToolArgumentsErrorKind, raw: string, detail?: string): ToolArgumentsError =>
-    new ToolArgumentsError(kind, raw, {
-      ...(options.toolName !== undefined ? { toolName: options.toolName } : {}),
-      ...(detail !== undefined ? { detail } : {}),
-      ceiling: options.truncated === true,
-    });
+  const read = readToolArguments(text, options.truncated === true);
+  if (read.ok) return read.value;
+  throw new ToolArgumentsError(read.kind, read.raw, {
+    ...(options.toolName !== undefined ? { toolName: options.toolName } : {}),
+    ...(read.detail !== undefined ? { detail: read.detail } : {}),
+    ceiling: options.truncated === true,
+  });
+}
+
+/** What {@link readToolArguments} made of a call's argument text. */
+type ReadArguments =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; kind: ToolArgumentsErrorKind; raw: string; detail?: string };
+
+/** {@link parseToolArguments} without the throw, for a caller that only wants to know. */
+function readToolArguments(text: string, ceiling: boolean): ReadArguments {
+  const fail = (kind: ToolArgumentsErrorKind, raw: string, detail?: string): ReadArguments =>
+    detail === undefined ? { ok: false, kind, raw } : { ok: false, kind, raw, detail };
   const input: unknown = text;
   if (typeof input !== "string") {
     // A server that hands over parsed arguments, or none at all.
-    if (input === undefined || input === null) return {};
-    if (isPlainRecord(input)) return { ...input };
-    throw fail("malformed", String(input), `a ${typeof input}, not text`);
+    if (input === undefined || input === null) return { ok: true, value: {} };
+    if (isPlainRecord(input)) return { ok: true, value: { ...input } };
+    return fail("malformed", String(input), `a ${typeof input}, not text`);
   }
   let current: unknown = text;
   for (let layer = 0; layer <= MAX_ENCODINGS; layer++) {
     if (typeof current !== "string") break;
     let source = current.trim();
-    if (source === "") return {};
-    const fenced = FENCED.exec(source);
-    if (fenced && source.startsWith("```")) source = (fenced[1] ?? "").trim();
-    if (source === "") return {};
+    if (source === "") return { ok: true, value: {} };
+    const fenced = source.startsWith("```") ? FENCED.exec(source) : null;
+    if (fenced) source = (fenced[1] ?? "").trim();
+    if (source === "") return { ok: true, value: {} };
     const parsed = parseLooseJson(source);
     if (!parsed.ok) {
-      const truncated = options.truncated === true || parsed.truncated;
-      throw fail(truncated ? "truncated" : "malformed", text, truncated ? undefined : `it does not parse: ${parsed.message}`);
+      const truncated = ceiling || parsed.truncated;
+      return fail(truncated ? "truncated" : "malformed", text, truncated ? undefined : `it does not parse: ${parsed.message}`);
     }
     current = parsed.value;
     if (typeof current === "string" && !/^\s*(?:```|[{["'])/.test(current) && current.trim() !== "") {
-      throw fail("malformed", text, "a string, not an object");
+      return fail("malformed", text, "a string, not an object");
     }
   }
-  if (current === null) return {};
-  if (isPlainRecord(current)) return current;
-  throw fail("malformed", text, describe(current));
+  if (current === null) return { ok: true, value: {} };
+  if (isPlainRecord(current)) return { ok: true, value: current };
+  return fail("malformed", text, describe(current));
 }
 
 function describe(value: unknown): string {
@@ -279,11 +291,8 @@ export function recoverToolCalls(
 function argumentsText(args: unknown): string {
   if (args === undefined || args === null) return "{}";
   if (typeof args === "string") {
-    try {
-      return JSON.stringify(parseToolArguments(args));
-    } catch {
-      return args;
-    }
+    const read = readToolArguments(args, false);
+    return read.ok ? JSON.stringify(read.value) : args;
   }
   return JSON.stringify(args) ?? "{}";
 }
