@@ -280,7 +280,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
   const hooks = new Map<string, SpecHook>();
   const tasks = new Map<string, ResolvedTask>();
   const servers = new Map<string, SpecServer>();
-  const requires: string[] = [];
+  const requires = new Set<string>();
   const names: Record<string, string> = {};
   let bundled = false;
   for (const layer of Array.isArray(layers) ? layers : []) {
@@ -314,7 +314,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
       bundled = true;
       mergeByKey(servers, serverList, "name");
     }
-    for (const feature of list(layer, "requires")) if (typeof feature === "string" && !requires.includes(feature)) requires.push(feature);
+    for (const feature of list(layer, "requires")) if (typeof feature === "string") requires.add(feature);
   }
   const system = [...prompt.values()]
     .map((entry) => entry.text)
@@ -330,7 +330,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
     system,
     hooks: [...hooks.values()].filter((hook) => hook.enabled !== false),
     tasks: Object.fromEntries(tasks),
-    requires,
+    requires: [...requires],
     ...names,
   };
   if (bundled) resolved.mcpServers = [...servers.values()];

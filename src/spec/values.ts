@@ -54,21 +54,62 @@ export function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-const REFERENCE = /\$\{[^}]*\}/g;
-
-/** Removes every `${NAME}` reference from a string, leaving what was written around them. */
+/**
+ * Removes every `${NAME}` reference from a string, leaving what was written around them.
+ *
+ * A `${` with no `}` after it is text, as is everything after it. Linear in the string: each
+ * reference's end is searched for once, and a `${` with no `}` after it ends the search.
+ */
 export function withoutReferences(text: string): string {
-  return text.replace(REFERENCE, "");
+  let out = "";
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf("${", from);
+    if (open < 0) break;
+    const close = text.indexOf("}", open + 2);
+    if (close < 0) break;
+    out += text.slice(from, open);
+    from = close + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
-/** Splits a field name into lower-case words at `_`, `-`, `.`, spaces and camelCase boundaries. */
+// ASCII classes of a code unit: a capital, a small letter, a digit.
+const isUpper = (code: number): boolean => code >= 0x41 && code <= 0x5a;
+const isLower = (code: number): boolean => code >= 0x61 && code <= 0x7a;
+const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
+
+/**
+ * Splits a field name into lower-case words at `_`, `-`, `.`, spaces (anything but an ASCII
+ * letter or digit) and camelCase boundaries: before a capital that follows a small letter or a
+ * digit (`apiKey`, `v2Api`), and before the last capital of a run that a small letter follows
+ * (`HTTPServer`). One pass, linear in the name.
+ */
 export function nameWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((word) => word !== "")
-    .map((word) => word.toLowerCase());
+  const words: string[] = [];
+  let start = -1;
+  for (let index = 0; index <= name.length; index += 1) {
+    const code = index < name.length ? name.charCodeAt(index) : -1;
+    const alphanumeric = isUpper(code) || isLower(code) || isDigit(code);
+    if (!alphanumeric) {
+      if (start >= 0) words.push(name.slice(start, index).toLowerCase());
+      start = -1;
+      continue;
+    }
+    if (start < 0) {
+      start = index;
+      continue;
+    }
+    if (isUpper(code)) {
+      const before = name.charCodeAt(index - 1);
+      const after = index + 1 < name.length ? name.charCodeAt(index + 1) : -1;
+      if (isLower(before) || isDigit(before) || (isUpper(before) && isLower(after))) {
+        words.push(name.slice(start, index).toLowerCase());
+        start = index;
+      }
+    }
+  }
+  return words;
 }
 
 const CREDENTIAL_LAST_WORDS: ReadonlySet<string> = new Set([
