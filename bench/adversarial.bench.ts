@@ -1,0 +1,191 @@
+/**
+ * @module bench/adversarial
+ * Every public function that reads text from outside, fed adversarial shapes at 25, 50, 100 and
+ * 200 KB: the time of one call at 200 KB and its ratio to the 25 KB call. Linear time gives a ratio
+ * of 8 (the input is 8 times longer); quadratic gives 64.
+ *
+ * The shapes are in `test/support/adversarial.ts`, where the property tests read them too: one
+ * short unit repeated (`<tool_call>{`, `${`, `</untrusted>` …), built to make a parser rescan or
+ * backtrack. A call that throws is timed like one that returns; a call past two seconds stops its
+ * row, which then reports the largest size reached. Pass `--only=<part of a row name>` to run some.
+ */
+import { findSpecSecrets } from "../src/spec/secrets.js";
+import { exportSpec, parseSpec, type AgentSpec } from "../src/spec.js";
+import { parseToolArguments, recoverToolCalls } from "../src/text/tool-calls.js";
+import { ALL_FENCES, FenceSplitter, stripThinking } from "../src/text/thinking.js";
+import { parseJson } from "../src/turn/side-task.js";
+import { preselectByKeywordsIn } from "../src/run/preselect.js";
+import { untrusted } from "../src/run/hook-text.js";
+import { createState } from "../src/state/state.js";
+import { capabilitiesForIn } from "../src/wire/capabilities.js";
+import { getClientIn, resolveApiKey } from "../src/wire/client.js";
+import { importCapabilitiesIn } from "../src/wire/snapshot.js";
+import { SseSplitter } from "../src/wire/sse.js";
+import { TurnReader } from "../src/wire/turn-reader.js";
+import type { CatalogServer } from "../src/shapes/catalog.js";
+import {
+  ARGUMENT_SHAPES,
+  FENCE_SHAPES,
+  JSON_REPLY_SHAPES,
+  MARKUP_SHAPES,
+  REQUEST_SHAPES,
+  SECRET_SHAPES,
+  SPEC_SHAPES,
+  SSE_SHAPES,
+  UNTRUSTED_SHAPES,
+  URL_SHAPES,
+  type Shape,
+} from "../test/support/adversarial.js";
+
+const KB = 1024;
+const SIZES = [25 * KB, 50 * KB, 100 * KB, 200 * KB];
+/** A row stops growing once one call takes longer than this. */
+const STOP_MS = 2_000;
+/** Each sample repeats the call until it has run this long, so a fast call is not timer noise. */
+const SAMPLE_MS = 15;
+const SAMPLES = 5;
+
+/** One row of the table: a function, a shape, and the call that feeds the shape to it. */
+interface Row {
+  fn: string;
+  shape: string;
+  /** Builds the input at a size and returns the call to time. */
+  prepare: (bytes: number) => () => unknown;
+}
+
+function rows<T>(fn: string, shapes: readonly Shape<T>[], call: (input: T) => unknown): Row[] {
+  return shapes.map((shape) => ({
+    fn,
+    shape: shape.name,
+    prepare: (bytes) => {
+      const input = shape.build(bytes);
+      return () => call(input);
+    },
+  }));
+}
+
+const TOOL_NAMES = ["a", "read_file", "write_file"];
+
+/** A small catalogue the keyword rows rank against. */
+function catalogue(description = "Reads a file from the workspace."): CatalogServer[] {
+  return [
+    {
+      name: "files",
+      tools: [
+        { name: "read_file", description },
+        { name: "write_file", description: "Writes a file." },
+        { name: "list_directory", description: "Lists a folder." },
+      ],
+    },
+    { name: "web", tools: [{ name: "fetch_page", description: "Fetches a web page." }] },
+  ];
+}
+
+function splitterRun(text: string, chunk: number): void {
+  const splitter = new FenceSplitter({ fences: ALL_FENCES });
+  for (let at = 0; at < text.length; at += chunk) splitter.push(text.slice(at, at + chunk));
+  splitter.end();
+}
+
+function readStream(text: string): void {
+  const reader = new TurnReader({}, 0, () => 0, () => undefined);
+  const splitter = new SseSplitter(reader.data, () => reader.endOfEvent());
+  for (let at = 0; at < text.length; at += 16 * KB) splitter.pushText(text.slice(at, at + 16 * KB));
+  splitter.end();
+}
+
+const ROWS: Row[] = [
+  ...rows("parseToolArguments", ARGUMENT_SHAPES, (text) => parseToolArguments(text)),
+  ...rows("recoverToolCalls", MARKUP_SHAPES, (text) => recoverToolCalls(text, TOOL_NAMES)),
+  ...rows("parseJson", JSON_REPLY_SHAPES, (text) => parseJson(text)),
+  ...rows("stripThinking", FENCE_SHAPES, (text) => stripThinking(text, ALL_FENCES)),
+  ...rows("FenceSplitter (1 KB chunks)", FENCE_SHAPES, (text) => splitterRun(text, KB)),
+  ...rows("FenceSplitter (3-character chunks)", FENCE_SHAPES.slice(0, 4), (text) => splitterRun(text, 3)),
+  ...rows("parseSpec", SPEC_SHAPES, (document) => parseSpec(document, { bundle: true })),
+  ...rows("findSpecSecrets", SECRET_SHAPES, (document) => findSpecSecrets(document)),
+  ...rows("exportSpec", SPEC_SHAPES, (document) => exportSpec(document as unknown as AgentSpec)),
+  ...rows("preselectByKeywords", REQUEST_SHAPES, (request) => preselectByKeywordsIn(createState(), catalogue(), request)),
+  ...rows("preselectByKeywords (long description)", REQUEST_SHAPES, (text) => preselectByKeywordsIn(createState(), catalogue(text), "read a file")),
+  ...rows("untrusted", UNTRUSTED_SHAPES, (text) => untrusted(text, { source: text.slice(0, 4 * KB) })),
+  ...rows("streamTurn's reader", SSE_SHAPES, (text) => readStream(text)),
+  ...rows("importCapabilities", URL_SHAPES, (url) => importCapabilitiesIn(createState(), { version: 1, endpoints: [{ baseUrl: url, key: "" }] })),
+  ...rows("capabilitiesFor", URL_SHAPES, (url) => capabilitiesForIn(createState(), url)),
+  ...rows("getClient", URL_SHAPES, (url) => getClientIn(createState(), { baseUrl: url })),
+  ...rows("resolveApiKey", URL_SHAPES, (url) => resolveApiKey({ baseUrl: url }, { baseUrl: `${url}/` }, {})),
+];
+
+function once(work: () => unknown): number {
+  const start = performance.now();
+  try {
+    work();
+  } catch {
+    // A refusal is an answer too; it is timed like one.
+  }
+  return performance.now() - start;
+}
+
+/** The median time of one call, in milliseconds. */
+function time(work: () => unknown): number {
+  const first = once(work);
+  if (first > 200) return Math.min(first, once(work));
+  const repeat = Math.max(1, Math.ceil(SAMPLE_MS / Math.max(first, 0.001)));
+  const samples: number[] = [];
+  for (let sample = 0; sample < SAMPLES; sample += 1) {
+    const start = performance.now();
+    for (let index = 0; index < repeat; index += 1) once(work);
+    samples.push((performance.now() - start) / repeat);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] as number;
+}
+
+interface Measured {
+  row: Row;
+  times: number[];
+}
+
+function measure(row: Row): Measured {
+  const times: number[] = [];
+  for (const bytes of SIZES) {
+    const work = row.prepare(bytes);
+    const ms = time(work);
+    times.push(ms);
+    if (ms > STOP_MS) break;
+  }
+  return { row, times };
+}
+
+function format(ms: number): string {
+  if (ms >= 100) return `${Math.round(ms).toLocaleString("en")} ms`;
+  if (ms >= 1) return `${ms.toFixed(1)} ms`;
+  return `${ms.toFixed(3)} ms`;
+}
+
+/** Escapes a table cell's pipes, which the markup shapes are full of. */
+function cell(text: string): string {
+  return text.replaceAll("|", "\\|");
+}
+
+/** Runs every row and prints the table as Markdown. */
+export async function run(): Promise<void> {
+  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
+  const chosen = only ? ROWS.filter((row) => `${row.fn} ${row.shape}`.includes(only)) : ROWS;
+  console.log("| function | shape | 25 KB | 200 KB | 200 ÷ 25 |");
+  console.log("|---|---|---:|---:|---:|");
+  const slow: string[] = [];
+  for (const row of chosen) {
+    const { times } = measure(row);
+    const first = times[0] as number;
+    const last = times[times.length - 1] as number;
+    const reached = SIZES[times.length - 1] as number;
+    const whole = times.length === SIZES.length;
+    const ratio = first > 0 ? last / first : Number.NaN;
+    const lastCell = whole ? format(last) : `${format(last)} at ${reached / KB} KB (stopped)`;
+    const ratioCell = whole ? ratio.toFixed(1) : `${ratio.toFixed(1)} (${reached / KB} ÷ 25)`;
+    console.log(`| ${cell(row.fn)} | ${cell(row.shape)} | ${format(first)} | ${lastCell} | ${ratioCell} |`);
+    if (!whole || ratio >= 16 || last > 100) slow.push(`${row.fn} › ${row.shape}`);
+  }
+  console.log(slow.length === 0 ? "\nEvery row: ratio below 16, 200 KB call under 100 ms." : `\nOver the bar (ratio ≥ 16 or over 100 ms at 200 KB): ${slow.join("; ")}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
