@@ -12,6 +12,7 @@ import {
   SPEC_VERSION,
   type AgentSpec,
 } from "../src/spec.js";
+import { SECRET_SHAPES, SPEC_SHAPES } from "./support/adversarial.js";
 
 /** Parses a document that must be accepted, failing the test with its errors otherwise. */
 function accept(value: unknown, options?: Parameters<typeof parseSpec>[1]): { spec: AgentSpec; warnings: string[] } {
@@ -694,6 +695,72 @@ describe("findSpecSecrets", () => {
     cyclic.self = cyclic;
     expect(findSpecSecrets(cyclic)).toEqual([{ path: "token", server: "", sign: SecretSign.Field }]);
     for (const value of [null, undefined, 1, "sk-0123456789abcdefghijklmn", [], () => 1]) expect(() => findSpecSecrets(value)).not.toThrow();
+  });
+});
+
+describe("adversarial shapes, as the bench times them", () => {
+  const size = fc.integer({ min: 1, max: 6_000 });
+  type Expected = { warnings: number; read?: (spec: AgentSpec) => void; secrets?: Array<[string, SecretSign]> };
+  const serverCount = (spec: AgentSpec) => spec.tools?.servers?.length ?? 0;
+
+  /** Per document shape, what parseSpec documents for it (warnings, what it keeps) and what findSpecSecrets names. */
+  const documents: Record<string, (document: Record<string, unknown>) => Expected> = {
+    "an upper-case field name": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}) }),
+    "a camelCase field name": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}) }),
+    "a ${ run in a base URL": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}), secrets: [["model.baseUrl", SecretSign.Userinfo]] }),
+    "a ${ run in extraBody": (document) => ({ warnings: 0, read: (spec) => expect(spec.model).toEqual((document as { model: unknown }).model) }),
+    "distinct tools.servers": (document) => ({ warnings: 0, read: (spec) => expect(spec.tools).toEqual(document.tools) }),
+    "repeated tools.servers": (document) => {
+      const servers = (document.tools as { servers: string[] }).servers;
+      return { warnings: servers.length - 1, read: (spec) => expect(serverCount(spec)).toBe(1) };
+    },
+    "many prompt entries": (document) => ({ warnings: 0, read: (spec) => expect(spec.prompt).toEqual(document.prompt) }),
+    "many requires entries": () => ({ warnings: 0, read: (spec) => expect(spec.requires).toEqual(["tools"]) }),
+    "credential-named keys in extraBody": (document) => {
+      const keys = Object.keys((document.model as { extraBody: object }).extraBody);
+      return { warnings: keys.length, read: (spec) => expect(spec.model).toEqual({ extraBody: {} }), secrets: keys.map((key) => [`model.extraBody.${key}`, SecretSign.Field]) };
+    },
+    "a long query string in a task URL": (document) => ({ warnings: 0, read: (spec) => expect(spec.tasks).toEqual(document.tasks) }),
+    "bundled servers with flag-dense args": (document) => ({ warnings: 0, read: (spec) => expect(spec.bundle).toEqual(document.bundle) }),
+  };
+
+  it.each(SPEC_SHAPES.map((shape) => [shape.name, shape] as const))("reads, exports and scans %s as documented at any size", (_name, shape) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const document = shape.build(bytes);
+        const expected = (documents[shape.name] as (document: Record<string, unknown>) => Expected)(document);
+        const { spec, errors, warnings } = parseSpec(document, { bundle: true });
+        expect(errors).toEqual([]);
+        expect(warnings).toHaveLength(expected.warnings);
+        expected.read?.(spec as AgentSpec);
+        expect(parseSpec(exportSpec(spec as AgentSpec), { bundle: true })).toMatchObject({ errors: [], warnings: [] });
+        expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual(expected.secrets ?? []);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  /** A key is at least 20 characters long. */
+  const keyShaped = (document: Record<string, unknown>): Array<[string, SecretSign]> => ((document.value as string).length >= 20 ? [["value", SecretSign.Value]] : []);
+  /** Per value shape beyond the documents, the places findSpecSecrets names in it. */
+  const values: Record<string, (document: Record<string, unknown>) => Array<[string, SecretSign]>> = {
+    "a key-prefixed long string": keyShaped,
+    "a high-entropy long string": keyShaped,
+    "a URL with a long path": () => [],
+    "a URL with a long fragment": () => [],
+    "a command with many words": () => [],
+    "header-shaped args": () => [],
+    "deeply nested arrays": () => [],
+  };
+
+  it.each(SECRET_SHAPES.filter((shape) => shape.name in values).map((shape) => [shape.name, shape] as const))("names in %s only what the signs say, at any size", (name, shape) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const document = shape.build(bytes);
+        expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual((values[name] as (document: Record<string, unknown>) => unknown)(document));
+      }),
+      { numRuns: 20 },
+    );
   });
 });
 
