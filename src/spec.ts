@@ -115,7 +115,7 @@ export interface SpecServer {
 
 /** An agent as a stored document, as parseSpec returns it: every field optional but the token. */
 export interface AgentSpec {
-  /** The format and its version, `agent-core/<major>[.<minor>]`; only the major is checked. */
+  /** The format and its version, `agent-core/<major>[.<minor>]` (whole numbers without a leading zero); only the major is checked. */
   spec: string;
   /** A name for people. */
   name?: string;
@@ -350,11 +350,13 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
  */
 export function exportSpec(spec: AgentSpec): AgentSpec {
   const requires = isPlainObject(spec) ? ownValue(spec, "requires") : undefined;
-  const features = Array.isArray(requires) ? requires.filter((name): name is string => typeof name === "string") : [];
+  // Each feature once: a document may repeat one a hundred thousand times.
+  const features = new Set<string>();
+  if (Array.isArray(requires)) for (const name of requires) if (typeof name === "string") features.add(name);
   const source = isPlainObject(spec) ? spec : {};
   let document: Record<string, unknown> | undefined;
   try {
-    document = readDocument(source, { bundle: true, features }).document;
+    document = readDocument(source, { bundle: true, features: [...features] }).document;
   } catch {
     document = undefined;
   }

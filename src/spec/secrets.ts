@@ -8,7 +8,7 @@
  * string once (a URL's parts, a command's words, a name's words), so the time is linear in the
  * document's text.
  */
-import { isCredentialName, isPlainObject, joinPath, nameWords, ownValue, withoutReferences } from "./values.js";
+import { isCredentialName, isPlainObject, joinPath, MAX_NAME_LENGTH, nameWords, ownValue, withoutReferences } from "./values.js";
 
 /** Why a place may hold a credential, as constants. */
 export const SecretSign = {
@@ -146,7 +146,7 @@ function isUuid(text: string): boolean {
 
 /** Whether a name (a field, a flag, a query parameter) says its value is an identifier. */
 function namesAnId(name: string | undefined): boolean {
-  if (name === undefined) return false;
+  if (name === undefined || name.length > MAX_NAME_LENGTH) return false;
   const words = nameWords(name);
   const last = words[words.length - 1];
   return last !== undefined && (ID_WORDS.has(last) || words.includes("id"));
@@ -154,6 +154,7 @@ function namesAnId(name: string | undefined): boolean {
 
 /** Whether a flag's name reads like a credential's: `--api-key`, `--token`, `--pass`, `--authtoken`, not `--keyboard` or `--max-tokens`. */
 function isCredentialFlag(name: string): boolean {
+  if (name.length > MAX_NAME_LENGTH) return false;
   if (isCredentialName(name)) return true;
   const words = nameWords(name);
   const last = words[words.length - 1];
@@ -312,7 +313,7 @@ interface ScanFrame {
   /** The key this value sits under in its parent object, if any. */
   key?: string;
   /** The key of the object holding this value (`env` for an env var's value), if any. */
-  parent?: string;
+  parent?: string | undefined;
   /** Depth below the document, to tell which frame is a bundled server. */
   depth: number;
   /** Whether this value is a bundled server's container (`bundle.mcpServers`). */
@@ -353,29 +354,37 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
       }
       if (typeof value !== "object" || value === null || seen.has(value)) continue;
       seen.add(value);
+      // Children are read in order: leaves at once, until the first container, whose subtree must
+      // come before the siblings after it; from there on each child waits on the stack.
       const children: ScanFrame[] = [];
+      const visit = (child: ScanFrame): void => {
+        const leaf = typeof child.value !== "object" || child.value === null;
+        if (leaf && children.length === 0) {
+          if (typeof child.value === "string" || typeof child.value === "number") {
+            const sign = stringSign(child);
+            if (sign !== undefined) found.push({ path: child.path, server: child.server, sign });
+          }
+        } else children.push(child);
+      };
       if (Array.isArray(value)) {
         const signs = frame.key === "args" ? wordSigns(value) : undefined;
         for (let index = 0; index < value.length; index += 1) {
           const child = value[index];
-          const childPath = joinPath(path, index);
           const server = frame.inServers ? serverName(child, `#${index}`) : frame.server;
           if (signs !== undefined && typeof child === "string") {
             // An argument is read once, in the light of the flag before it.
             const sign = signs.get(index);
-            if (sign !== undefined) found.push({ path: childPath, server, sign });
+            if (sign !== undefined) found.push({ path: joinPath(path, index), server, sign });
             continue;
           }
-          children.push({ value: child, path: childPath, server, depth: frame.depth + 1 });
+          visit({ value: child, path: joinPath(path, index), server, depth: frame.depth + 1 });
         }
       } else if (isPlainObject(value)) {
         for (const key of Object.keys(value)) {
           const child = ownValue(value, key);
-          const childPath = joinPath(path, key);
           const server = frame.inServers ? serverName(child, key) : frame.server;
           const inServers = frame.depth === 1 && path === "bundle" && key === "mcpServers";
-          const parent = frame.key;
-          children.push({ value: child, path: childPath, server, key, depth: frame.depth + 1, inServers, ...(parent !== undefined ? { parent } : {}) });
+          visit({ value: child, path: joinPath(path, key), server, key, parent: frame.key, depth: frame.depth + 1, inServers });
         }
       }
       for (let index = children.length - 1; index >= 0; index -= 1) stack.push(children[index] as ScanFrame);

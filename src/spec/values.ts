@@ -141,10 +141,18 @@ const CREDENTIAL_ANY_WORDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The longest name read as a field, flag or header name; a longer one (a key of a hundred
+ * thousand characters) is nobody's name for a credential, and is not split into words.
+ */
+export const MAX_NAME_LENGTH = 256;
+
+/**
  * Whether a field name reads like a credential: apiKey, api_key, X-Api-Key, token, accessToken,
- * client_secret, password, Authorization … but not maxTokens, keyboard or AWS_ACCESS_KEY_ID.
+ * client_secret, password, Authorization … but not maxTokens, keyboard or AWS_ACCESS_KEY_ID. A
+ * name longer than {@link MAX_NAME_LENGTH} does not.
  */
 export function isCredentialName(name: string): boolean {
+  if (name.length > MAX_NAME_LENGTH) return false;
   const words = nameWords(name);
   const last = words[words.length - 1];
   if (last === undefined) return false;
