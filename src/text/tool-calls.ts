@@ -138,7 +138,8 @@ const MAX_ENCODINGS = 3;
  * layers). Almost-JSON is repaired without changing any string's contents: single quotes,
  * Python's `True`/`False`/`None`, bare keys, trailing commas, comments, raw newlines inside
  * strings; a ``` fence around the arguments is taken off. Anything else that is not an object,
- * a top-level array or number included, is malformed.
+ * a top-level array or number included, is malformed, and so is text nested deeper than 512
+ * levels, which is refused before it is parsed. The time is linear in the text.
  *
  * @param text - The argument text as the model wrote it.
  * @param options - `truncated` when the turn stopped at its ceiling; `toolName` for the message.
@@ -236,6 +237,12 @@ export interface RecoveredToolCalls {
  * (`{"name", "arguments"}` or `"parameters"`), or that holds exactly one ``` fenced call, is
  * recovered only when it names a tool in `toolNames`. Arguments are stored as JSON text, repaired
  * where they could be; a call whose markup cannot be read is left in the text.
+ *
+ * The time is linear in the reply, however densely it packs markers: a call is read up to the
+ * next marker of its own kind (an unclosed `<tool_call>` ends where the next one opens, and
+ * arguments that never close end there too), and only a call that reads as nothing that way
+ * (its arguments quote its own marker) is read again to the end of the reply, within twice the
+ * reply's length in all. Arguments nested past 512 levels are not read.
  *
  * @param text - The reply's content.
  * @param toolNames - The tools the request offered.
