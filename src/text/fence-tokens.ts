@@ -83,6 +83,10 @@ export class TokenScanner {
     this.#from = from;
     const text = this.#text;
     const { tokens, starts, longest } = set;
+    // Most stream chunks hold no character a tag starts with: one search per start says so.
+    let candidate = false;
+    for (let index = 0; index < starts.length && !candidate; index++) candidate = this.#occurrence(starts[index] as string, from) >= 0;
+    if (!candidate) return { index: -1 };
     let best = -1;
     let bestToken: Token | undefined;
     for (const token of tokens) {
