@@ -341,15 +341,15 @@ interface ScanFrame {
  */
 export function findSpecSecrets(document: unknown): SpecSecret[] {
   const found: SpecSecret[] = [];
-  const seen = new WeakSet<object>();
+  // A plain set: it lives only as long as the call, and is faster than a weak one.
+  const seen = new Set<object>();
   const stack: ScanFrame[] = [{ value: document, path: "", server: "", depth: 0 }];
   try {
     while (stack.length > 0) {
       const frame = stack.pop() as ScanFrame;
       const { value, path } = frame;
       if (typeof value === "string" || typeof value === "number") {
-        const sign = stringSign(frame);
-        if (sign !== undefined) found.push({ path, server: frame.server, sign });
+        readLeaf(frame, found);
         continue;
       }
       if (typeof value !== "object" || value === null || seen.has(value)) continue;
@@ -357,15 +357,6 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
       // Children are read in order: leaves at once, until the first container, whose subtree must
       // come before the siblings after it; from there on each child waits on the stack.
       const children: ScanFrame[] = [];
-      const visit = (child: ScanFrame): void => {
-        const leaf = typeof child.value !== "object" || child.value === null;
-        if (leaf && children.length === 0) {
-          if (typeof child.value === "string" || typeof child.value === "number") {
-            const sign = stringSign(child);
-            if (sign !== undefined) found.push({ path: child.path, server: child.server, sign });
-          }
-        } else children.push(child);
-      };
       if (Array.isArray(value)) {
         const signs = frame.key === "args" ? wordSigns(value) : undefined;
         for (let index = 0; index < value.length; index += 1) {
@@ -377,14 +368,18 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
             if (sign !== undefined) found.push({ path: joinPath(path, index), server, sign });
             continue;
           }
-          visit({ value: child, path: joinPath(path, index), server, depth: frame.depth + 1 });
+          const next: ScanFrame = { value: child, path: joinPath(path, index), server, depth: frame.depth + 1 };
+          if (children.length > 0 || (typeof child === "object" && child !== null)) children.push(next);
+          else readLeaf(next, found);
         }
       } else if (isPlainObject(value)) {
         for (const key of Object.keys(value)) {
           const child = ownValue(value, key);
           const server = frame.inServers ? serverName(child, key) : frame.server;
           const inServers = frame.depth === 1 && path === "bundle" && key === "mcpServers";
-          visit({ value: child, path: joinPath(path, key), server, key, parent: frame.key, depth: frame.depth + 1, inServers });
+          const next: ScanFrame = { value: child, path: joinPath(path, key), server, key, parent: frame.key, depth: frame.depth + 1, inServers };
+          if (children.length > 0 || (typeof child === "object" && child !== null)) children.push(next);
+          else readLeaf(next, found);
         }
       }
       for (let index = children.length - 1; index >= 0; index -= 1) stack.push(children[index] as ScanFrame);
@@ -393,6 +388,13 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
     // A value that throws when read (a hostile getter, a revoked proxy) ends the walk; what was found stands.
   }
   return found;
+}
+
+/** Reads a string or number where it sits, adding the place to `found` where it has a sign. */
+function readLeaf(frame: ScanFrame, found: SpecSecret[]): void {
+  if (typeof frame.value !== "string" && typeof frame.value !== "number") return;
+  const sign = stringSign(frame);
+  if (sign !== undefined) found.push({ path: frame.path, server: frame.server, sign });
 }
 
 function serverName(entry: unknown, fallback: string): string {

@@ -189,7 +189,8 @@ interface CopyFrame {
  */
 export function copyJsonValue(root: unknown, options: CopyOptions): JsonValue | undefined {
   const maxDepth = options.maxDepth ?? MAX_VALUE_DEPTH;
-  const seen = new WeakSet<object>();
+  // A plain set: it lives only as long as the call, and is faster than a weak one.
+  const seen = new Set<object>();
   const stack: CopyFrame[] = [];
   const start = (value: unknown, path: string, depth: number): JsonValue | undefined => {
     if (value === null) return null;
