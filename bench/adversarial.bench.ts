@@ -9,7 +9,8 @@
  * The shapes are in `test/support/adversarial.ts`, where the property tests read them too: one
  * short unit repeated (`<tool_call>{`, `${`, `</untrusted>` …), built to make a parser rescan or
  * backtrack. A call that throws is timed like one that returns; a call past two seconds stops its
- * row, which then reports the largest size reached. Pass `--only=<part of a row name>` to run some.
+ * row, which then reports the largest size reached. Pass `--only=<part of a row name>[,<part>…]` to
+ * run some, and `--runs=<n>` to time each size n times over and report the median.
  */
 import { findSpecSecrets } from "../src/spec/secrets.js";
 import { exportSpec, parseSpec, type AgentSpec } from "../src/spec.js";
@@ -166,11 +167,14 @@ interface Measured {
   times: Timing[];
 }
 
-function measure(row: Row): Measured {
+/** Times a row at each size, `runs` times over, keeping each size's median; a run past {@link STOP_MS} stops the row there. */
+function measure(row: Row, runs: number): Measured {
   const times: Timing[] = [];
   for (const bytes of SIZES) {
     const work = row.prepare(bytes);
-    const timing = time(work);
+    const samples = Array.from({ length: runs }, () => time(work));
+    const median = (pick: (timing: Timing) => number) => samples.map(pick).sort((a, b) => a - b)[Math.floor(runs / 2)] as number;
+    const timing = { cpu: median((sample) => sample.cpu), wall: median((sample) => sample.wall) };
     times.push(timing);
     if (timing.cpu > STOP_MS) break;
   }
@@ -190,13 +194,15 @@ function cell(text: string): string {
 
 /** Runs every row and prints the table as Markdown. */
 export async function run(): Promise<void> {
-  const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
-  const chosen = only ? ROWS.filter((row) => `${row.fn} ${row.shape}`.includes(only)) : ROWS;
+  const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const only = option("only")?.split(",");
+  const runs = Math.max(1, Math.trunc(Number(option("runs") ?? 1)) || 1);
+  const chosen = only ? ROWS.filter((row) => only.some((part) => `${row.fn} ${row.shape}`.includes(part))) : ROWS;
   console.log("| function | shape | 25 KB | 200 KB | 200 ÷ 25 | 200 KB wall |");
   console.log("|---|---|---:|---:|---:|---:|");
   const slow: string[] = [];
   for (const row of chosen) {
-    const { times } = measure(row);
+    const { times } = measure(row, runs);
     const first = times[0] as Timing;
     const last = times[times.length - 1] as Timing;
     const reached = SIZES[times.length - 1] as number;
