@@ -201,6 +201,8 @@ class Reader {
 
   strings(value: unknown, path: string): string[] | undefined {
     if (!Array.isArray(value)) return this.wrongKind(path, value, "an array of strings");
+    // All strings, as a server's args are: one copy of the whole.
+    if (value.every((item: unknown) => typeof item === "string")) return value.slice() as string[];
     const out: string[] = [];
     for (let index = 0; index < value.length; index += 1) {
       const item: unknown = value[index];

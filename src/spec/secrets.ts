@@ -201,10 +201,13 @@ export function urlSign(text: string): SecretSign | undefined {
   if (at >= 0 && withoutReferences(authority.slice(0, at)).replace(/:/g, "") !== "") return SecretSign.Userinfo;
   const query = pairsSign(match[3] ?? "") ?? pairsSign(match[4] ?? "");
   if (query !== undefined) return query;
-  for (const segment of (match[2] ?? "").split("/")) {
-    if (segment.length < 16) continue;
-    // A segment may join a name and a key (`bot123:AAH…`).
-    for (const part of decoded(segment).split(":")) if (keyInUrl(part)) return SecretSign.Value;
+  const path = match[2] ?? "";
+  for (let start = 0; start < path.length; ) {
+    const slash = path.indexOf("/", start);
+    const end = slash < 0 ? path.length : slash;
+    // Only a segment as long as a key is cut out; a segment may join a name and a key (`bot123:AAH…`).
+    if (end - start >= 16) for (const part of decoded(path.slice(start, end)).split(":")) if (keyInUrl(part)) return SecretSign.Value;
+    start = end + 1;
   }
   return undefined;
 }
