@@ -116,7 +116,7 @@ export interface SpecServer {
 
 /** An agent as a stored document, as parseSpec returns it: every field optional but the token. */
 export interface AgentSpec {
-  /** The format and its version, `agent-core/<major>[.<minor>]`; only the major is checked. */
+  /** The format and its version, `agent-core/<major>[.<minor>]` (whole numbers without a leading zero); only the major is checked. */
   spec: string;
   /** A name for people. */
   name?: string;
@@ -281,7 +281,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
   const hooks = new Map<string, SpecHook>();
   const tasks = new Map<string, ResolvedTask>();
   const servers = new Map<string, SpecServer>();
-  const requires: string[] = [];
+  const requires = new Set<string>();
   const names: Record<string, string> = {};
   let bundled = false;
   for (const layer of Array.isArray(layers) ? layers : []) {
@@ -315,7 +315,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
       bundled = true;
       mergeByKey(servers, serverList, "name");
     }
-    for (const feature of list(layer, "requires")) if (typeof feature === "string" && !requires.includes(feature)) requires.push(feature);
+    for (const feature of list(layer, "requires")) if (typeof feature === "string") requires.add(feature);
   }
   const system = [...prompt.values()]
     .map((entry) => entry.text)
@@ -331,7 +331,7 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
     system,
     hooks: [...hooks.values()].filter((hook) => hook.enabled !== false),
     tasks: Object.fromEntries(tasks),
-    requires,
+    requires: [...requires],
     ...names,
   };
   if (bundled) resolved.mcpServers = [...servers.values()];
@@ -351,11 +351,13 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
  */
 export function exportSpec(spec: AgentSpec): AgentSpec {
   const requires = isPlainObject(spec) ? ownValue(spec, "requires") : undefined;
-  const features = Array.isArray(requires) ? requires.filter((name): name is string => typeof name === "string") : [];
+  // Each feature once: a document may repeat one a hundred thousand times.
+  const features = new Set<string>();
+  if (Array.isArray(requires)) for (const name of requires) if (typeof name === "string") features.add(name);
   const source = isPlainObject(spec) ? spec : {};
   let document: Record<string, unknown> | undefined;
   try {
-    document = readDocument(source, { bundle: true, features }).document;
+    document = readDocument(source, { bundle: true, features: [...features] }).document;
   } catch {
     document = undefined;
   }

@@ -12,6 +12,7 @@ import {
   SPEC_VERSION,
   type AgentSpec,
 } from "../src/spec.js";
+import { SECRET_SHAPES, SPEC_SHAPES } from "./support/adversarial.js";
 
 /** Parses a document that must be accepted, failing the test with its errors otherwise. */
 function accept(value: unknown, options?: Parameters<typeof parseSpec>[1]): { spec: AgentSpec; warnings: string[] } {
@@ -37,11 +38,21 @@ describe("parseSpec: the version token", () => {
     ["a number", { spec: 1 }],
     ["another format", { spec: "other-agent/1" }],
     ["no major", { spec: "agent-core" }],
+    ["a major with a leading zero", { spec: "agent-core/01" }],
+    ["a minor with a leading zero", { spec: "agent-core/1.01" }],
   ])("refuses a token that is %s", (_label, value) => {
     const result = parseSpec(value);
     expect(result.spec).toBeUndefined();
     expect(result.errors).toHaveLength(1);
     expect(result.errors[0]).toMatch(/^spec: /);
+  });
+});
+
+describe("parseSpec: the version token's refusal", () => {
+  it("says what a token looks like when it cannot read one", () => {
+    expect(parseSpec({ spec: "agent-core/01" }).errors).toEqual([
+      'spec: "agent-core/01" is not a "agent-core/<major>" or "agent-core/<major>.<minor>" token (whole numbers without a leading zero, as in "agent-core/1")',
+    ]);
   });
 });
 
@@ -574,9 +585,96 @@ describe("findSpecSecrets", () => {
     expect(findSpecSecrets({ spec: SPEC_VERSION, bundle: { mcpServers: [{ name: "s", ...server }] } })).toEqual([]);
   });
 
-  it("names a flag called --keyboard and misses a bare positional secret: a guess both ways", () => {
-    const hints = findSpecSecrets({ bundle: { mcpServers: [{ name: "s", command: "x", args: ["--keyboard", "us", "hunter2"] }] } });
-    expect(hints).toEqual([{ path: "bundle.mcpServers[0].args[1]", server: "s", sign: SecretSign.Flag }]);
+  it("names a flag whose last word is key, and misses a short secret nothing names: a guess both ways", () => {
+    const hints = findSpecSecrets({ bundle: { mcpServers: [{ name: "s", command: "x", args: ["--keyboard", "us", "--sort-key", "date", "-p", "hunter2", "hunter2"] }] } });
+    expect(hints).toEqual([{ path: "bundle.mcpServers[0].args[3]", server: "s", sign: SecretSign.Flag }]);
+  });
+
+  describe("on a table of places that do and do not hold a credential", () => {
+    const uuid = "123e4567-e89b-12d3-a456-426614174000";
+    /** [label, the server's fields, each place holding a credential and its sign]. */
+    const holding: Array<[string, Record<string, unknown>, Record<string, SecretSign>]> = [
+      ["the value after --api-key", { command: "x", args: ["--api-key", "abc123"] }, { "args[1]": SecretSign.Flag }],
+      ["a --password=value", { command: "x", args: ["--password=abc123"] }, { "args[0]": SecretSign.Flag }],
+      ["the value after --pass", { command: "x", args: ["--pass", "hunter2"] }, { "args[1]": SecretSign.Flag }],
+      ["the value after --authtoken", { command: "x", args: ["--authtoken", "abc123"] }, { "args[1]": SecretSign.Flag }],
+      ["the value after --client-secret=", { command: "x", args: ["--client-secret=abc123"] }, { "args[0]": SecretSign.Flag }],
+      ["an sk- key among args", { command: "x", args: ["sk-proj-0123456789abcdefghij"] }, { "args[0]": SecretSign.Value }],
+      ["a JWT among args", { command: "x", args: ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig"] }, { "args[0]": SecretSign.Value }],
+      ["a credential-named env var", { command: "x", env: { OPENAI_API_KEY: "abc" } }, { "env.OPENAI_API_KEY": SecretSign.Field }],
+      ["a credential-named header", { url: "http://h", headers: { "X-Api-Key": "abc" } }, { 'headers["X-Api-Key"]': SecretSign.Field }],
+      ["userinfo in a url", { url: "https://user:pw@h.example.com/mcp" }, { url: SecretSign.Userinfo }],
+      ["userinfo in a database url after a flag", { command: "x", args: ["--db-url", "postgres://u:pw@db.example.com/app"] }, { "args[1]": SecretSign.Userinfo }],
+      ["userinfo in a database url in env", { command: "x", env: { DATABASE_URL: "postgres://u:pw@db.example.com/app" } }, { "env.DATABASE_URL": SecretSign.Userinfo }],
+      ["a ?token= query", { url: "https://h.example.com/mcp?token=abc" }, { url: SecretSign.Query }],
+      ["a ?jwt= query", { url: "https://h.example.com/mcp?jwt=abc123" }, { url: SecretSign.Query }],
+      ["an #access_token= fragment", { url: "https://h.example.com/mcp#access_token=abc123&state=x" }, { url: SecretSign.Query }],
+      ["a key-shaped query value under a neutral name", { url: "https://h.example.com/mcp?k=ghp_0123456789abcdefghijABCDEFGHIJ0123" }, { url: SecretSign.Query }],
+      ["a key-shaped segment of a url's path", { url: "https://hooks.example.com/services/T024BE7LD/B0123456/aZ3kQ9xLm2Pq7Rt5Vw8Yb1Nc" }, { url: SecretSign.Value }],
+      ["a bot token in a url's path", { url: "https://api.example.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe" }, { url: SecretSign.Value }],
+      ["an sk- key in a url's path", { url: "https://h.example.com/mcp/sk-proj-0123456789abcdefghij" }, { url: SecretSign.Value }],
+      ["a header line after --header", { command: "x", args: ["--header", "Authorization: Bearer abc123"] }, { "args[1]": SecretSign.Header }],
+      ["a header line after -H", { command: "x", args: ["-H", "X-Api-Key: abc123"] }, { "args[1]": SecretSign.Header }],
+      ["a header line in --header=", { command: "x", args: ["--header=Authorization: Bearer abc123"] }, { "args[0]": SecretSign.Header }],
+      ["a cookie header line", { command: "x", args: ["--header", "Cookie: session=abc123"] }, { "args[1]": SecretSign.Header }],
+      ["a header line inside command", { command: "curl -H 'Authorization: Bearer abc123' https://h.example.com" }, { command: SecretSign.Header }],
+      ["a header line in a quoted command word", { command: "server --header 'X-Api-Key: abc123'" }, { command: SecretSign.Header }],
+      ["a credential assignment inside command", { command: "API_KEY=abc123 node server.js" }, { command: SecretSign.Field }],
+      ["-e NAME=value inside command", { command: "docker run -e GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ0123 image" }, { command: SecretSign.Field }],
+      ["--api-key inside command", { command: "npx server --api-key abc123" }, { command: SecretSign.Flag }],
+      ["--token= inside command", { command: "npx server --token=abc123" }, { command: SecretSign.Flag }],
+      ["userinfo in a url inside command", { command: "server https://u:pw@h.example.com/mcp" }, { command: SecretSign.Userinfo }],
+      ["a UUID in an env var of a neutral name", { command: "x", env: { MAPS_LICENSE: uuid } }, { "env.MAPS_LICENSE": SecretSign.Value }],
+      ["a UUID in a header of a neutral name", { url: "http://h", headers: { "X-License": uuid } }, { 'headers["X-License"]': SecretSign.Value }],
+      ["a UUID as a positional arg", { command: "x", args: [uuid] }, { "args[0]": SecretSign.Value }],
+      ["a UUID after --license", { command: "x", args: ["--license", uuid] }, { "args[1]": SecretSign.Value }],
+    ];
+    /** [label, the server's fields]: places that hold no credential. */
+    const clean: Array<[string, Record<string, unknown>]> = [
+      ["the value after --keyboard", { command: "x", args: ["--keyboard", "us"] }],
+      ["the value after --max-tokens", { command: "x", args: ["--max-tokens", "100"] }],
+      ["the value after --tokenizer", { command: "x", args: ["--tokenizer", "gpt2"] }],
+      ["the value after --auth-type", { command: "x", args: ["--auth-type", "oauth"] }],
+      ["the value after --passthrough", { command: "x", args: ["--passthrough", "stdio"] }],
+      ["the value after --bearer-format", { command: "x", args: ["--bearer-format", "jwt"] }],
+      ["the path after --keyfile", { command: "x", args: ["--keyfile", "/etc/ssl/server.pem"] }],
+      ["the path after --api-key-file", { command: "x", args: ["--api-key-file", "/run/secrets/key"] }],
+      ["a flag followed by another flag", { command: "x", args: ["--no-auth", "--port", "8080"] }],
+      ["an Accept header line", { command: "x", args: ["--header", "Accept: application/json"] }],
+      ["a request id header line", { command: "x", args: ["--header", "X-Request-Id: 123"] }],
+      ["a header line holding a ${VAR}", { command: "x", args: ["-H", "Authorization: Bearer ${TOKEN}"] }],
+      ["an ordinary url path", { url: "https://h.example.com/repos/octocat/hello-world/issues" }],
+      ["a commit hash in a url's path", { url: "https://raw.example.com/o/r/a94a8fe5ccb19ba61c4c0873d391e987982fbbd3/README.md" }],
+      ["a UUID in a url's path", { url: `https://h.example.com/projects/${uuid}/mcp` }],
+      ["a plain fragment", { url: "https://h.example.com/mcp#section-2" }],
+      ["an ordinary query", { url: "https://h.example.com/mcp?format=json&page=2" }],
+      ["a query naming a key's format", { url: "https://h.example.com/mcp?key-format=pem" }],
+      ["a ${VAR} in a query", { url: "https://h.example.com/mcp?token=${TOKEN}" }],
+      ["an ordinary command", { command: "npx -y @modelcontextprotocol/server-filesystem /home/me/projects" }],
+      ["a command with flags", { command: "node server.js --port 8080 --verbose --max-tokens 500" }],
+      ["a command with --keyboard-layout", { command: "npx tsx server.ts --keyboard-layout us" }],
+      ["a command naming an env var without a value", { command: "docker run -i --rm -e GITHUB_TOKEN ghcr.io/github/github-mcp-server" }],
+      ["a command assigning a ${VAR}", { command: "API_KEY=${API_KEY} node server.js" }],
+      ["a UUID in an env var named as an id", { command: "x", env: { PROJECT_ID: uuid } }],
+      ["a UUID after --project-id", { command: "x", args: ["--project-id", uuid] }],
+      ["a UUID after --id", { command: "x", args: ["--id", uuid] }],
+      ["a UUID in --workspace=", { command: "x", args: [`--workspace=${uuid}`] }],
+      ["a model name", { command: "x", args: ["--model", "claude-3-5-sonnet-20241022"] }],
+      ["a short id", { command: "x", args: ["--id", "1234"] }],
+      ["an ordinary env var", { command: "x", env: { LOG_LEVEL: "debug" } }],
+    ];
+    const places = (server: Record<string, unknown>): Record<string, SecretSign> =>
+      Object.fromEntries(
+        findSpecSecrets({ spec: SPEC_VERSION, bundle: { mcpServers: [{ name: "s", ...server }] } }).map((hint) => [hint.path.replace("bundle.mcpServers[0].", ""), hint.sign]),
+      );
+
+    it.each(holding)("finds %s", (_label, server, where) => {
+      expect(places(server)).toEqual(where);
+    });
+
+    it.each(clean)("reports nothing for %s", (_label, server) => {
+      expect(places(server)).toEqual({});
+    });
   });
 
   it("reads places outside the bundle too, with an empty server", () => {
@@ -597,6 +695,72 @@ describe("findSpecSecrets", () => {
     cyclic.self = cyclic;
     expect(findSpecSecrets(cyclic)).toEqual([{ path: "token", server: "", sign: SecretSign.Field }]);
     for (const value of [null, undefined, 1, "sk-0123456789abcdefghijklmn", [], () => 1]) expect(() => findSpecSecrets(value)).not.toThrow();
+  });
+});
+
+describe("adversarial shapes, as the bench times them", () => {
+  const size = fc.integer({ min: 1, max: 6_000 });
+  type Expected = { warnings: number; read?: (spec: AgentSpec) => void; secrets?: Array<[string, SecretSign]> };
+  const serverCount = (spec: AgentSpec) => spec.tools?.servers?.length ?? 0;
+
+  /** Per document shape, what parseSpec documents for it (warnings, what it keeps) and what findSpecSecrets names. */
+  const documents: Record<string, (document: Record<string, unknown>) => Expected> = {
+    "an upper-case field name": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}) }),
+    "a camelCase field name": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}) }),
+    "a ${ run in a base URL": () => ({ warnings: 1, read: (spec) => expect(spec.model).toEqual({}), secrets: [["model.baseUrl", SecretSign.Userinfo]] }),
+    "a ${ run in extraBody": (document) => ({ warnings: 0, read: (spec) => expect(spec.model).toEqual((document as { model: unknown }).model) }),
+    "distinct tools.servers": (document) => ({ warnings: 0, read: (spec) => expect(spec.tools).toEqual(document.tools) }),
+    "repeated tools.servers": (document) => {
+      const servers = (document.tools as { servers: string[] }).servers;
+      return { warnings: servers.length - 1, read: (spec) => expect(serverCount(spec)).toBe(1) };
+    },
+    "many prompt entries": (document) => ({ warnings: 0, read: (spec) => expect(spec.prompt).toEqual(document.prompt) }),
+    "many requires entries": () => ({ warnings: 0, read: (spec) => expect(spec.requires).toEqual(["tools"]) }),
+    "credential-named keys in extraBody": (document) => {
+      const keys = Object.keys((document.model as { extraBody: object }).extraBody);
+      return { warnings: keys.length, read: (spec) => expect(spec.model).toEqual({ extraBody: {} }), secrets: keys.map((key) => [`model.extraBody.${key}`, SecretSign.Field]) };
+    },
+    "a long query string in a task URL": (document) => ({ warnings: 0, read: (spec) => expect(spec.tasks).toEqual(document.tasks) }),
+    "bundled servers with flag-dense args": (document) => ({ warnings: 0, read: (spec) => expect(spec.bundle).toEqual(document.bundle) }),
+  };
+
+  it.each(SPEC_SHAPES.map((shape) => [shape.name, shape] as const))("reads, exports and scans %s as documented at any size", (_name, shape) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const document = shape.build(bytes);
+        const expected = (documents[shape.name] as (document: Record<string, unknown>) => Expected)(document);
+        const { spec, errors, warnings } = parseSpec(document, { bundle: true });
+        expect(errors).toEqual([]);
+        expect(warnings).toHaveLength(expected.warnings);
+        expected.read?.(spec as AgentSpec);
+        expect(parseSpec(exportSpec(spec as AgentSpec), { bundle: true })).toMatchObject({ errors: [], warnings: [] });
+        expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual(expected.secrets ?? []);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  /** A key is at least 20 characters long. */
+  const keyShaped = (document: Record<string, unknown>): Array<[string, SecretSign]> => ((document.value as string).length >= 20 ? [["value", SecretSign.Value]] : []);
+  /** Per value shape beyond the documents, the places findSpecSecrets names in it. */
+  const values: Record<string, (document: Record<string, unknown>) => Array<[string, SecretSign]>> = {
+    "a key-prefixed long string": keyShaped,
+    "a high-entropy long string": keyShaped,
+    "a URL with a long path": () => [],
+    "a URL with a long fragment": () => [],
+    "a command with many words": () => [],
+    "header-shaped args": () => [],
+    "deeply nested arrays": () => [],
+  };
+
+  it.each(SECRET_SHAPES.filter((shape) => shape.name in values).map((shape) => [shape.name, shape] as const))("names in %s only what the signs say, at any size", (name, shape) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const document = shape.build(bytes);
+        expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual((values[name] as (document: Record<string, unknown>) => unknown)(document));
+      }),
+      { numRuns: 20 },
+    );
   });
 });
 

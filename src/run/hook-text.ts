@@ -21,16 +21,35 @@ const plain = (codePoint: string) => codePoint.normalize("NFKD").replace(/[\p{M}
 const LESS_THAN = /[<\u226E\uFE64\uFF1C]/u;
 const WORD = "untrusted";
 
-/** Whether the code points after `start` spell an `untrusted` tag name, allowing spaces, slashes and invisible characters before it. */
-function opensTag(points: readonly string[], start: number): boolean {
+/** Whether a UTF-16 code unit is one of the four characters that read as `<`. */
+const isLessThan = (code: number) => code === 0x3c || code === 0x226e || code === 0xfe64 || code === 0xff1c;
+
+/** The code point starting at `at` (both halves of a surrogate pair), read as {@link plain} reads it; ASCII is itself. */
+function plainAt(text: string, at: number): { piece: string; next: number } {
+  const code = text.charCodeAt(at);
+  if (code < 0x80) return { piece: text[at] as string, next: at + 1 };
+  const point = String.fromCodePoint(text.codePointAt(at) as number);
+  return { piece: plain(point), next: at + point.length };
+}
+
+/**
+ * Whether the text after `start` spells an `untrusted` tag name, allowing spaces, slashes and
+ * invisible characters before it. It reads no further than the next character that reads as
+ * `<`, so the checks of all the `<` in a text read it once between them.
+ */
+function opensTag(text: string, start: number): boolean {
   let at = start;
-  while (at < points.length && /^[\s/]*$/u.test(plain(points[at] as string))) at++;
+  while (at < text.length) {
+    const { piece, next } = plainAt(text, at);
+    if (!/^[\s/]*$/u.test(piece)) break;
+    at = next;
+  }
   let word = "";
-  while (at < points.length && word.length < WORD.length) {
-    const piece = plain(points[at] as string).toLowerCase();
-    at++;
+  while (at < text.length && word.length < WORD.length) {
+    const { piece, next } = plainAt(text, at);
+    at = next;
     if (piece === "") continue;
-    word += piece;
+    word += piece.toLowerCase();
     if (!WORD.startsWith(word.slice(0, WORD.length))) return false;
   }
   return word.startsWith(WORD);
@@ -39,16 +58,14 @@ function opensTag(points: readonly string[], start: number): boolean {
 /** Escapes the `<` of every `untrusted` tag, opening or closing, in any case or spacing. */
 function escapeFences(text: string): string {
   if (!LESS_THAN.test(text)) return text;
-  const points = Array.from(text);
-  let changed = false;
-  for (let at = 0; at < points.length; at++) {
-    if (!LESS_THAN.test(points[at] as string) || plain(points[at] as string) !== "<") continue;
-    if (opensTag(points, at + 1)) {
-      points[at] = "&lt;";
-      changed = true;
-    }
+  let out = "";
+  let copied = 0;
+  for (let at = 0; at < text.length; at++) {
+    if (!isLessThan(text.charCodeAt(at)) || !opensTag(text, at + 1)) continue;
+    out += `${text.slice(copied, at)}&lt;`;
+    copied = at + 1;
   }
-  return changed ? points.join("") : text;
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 const attribute = (text: string) =>

@@ -202,6 +202,8 @@ class Reader {
 
   strings(value: unknown, path: string): string[] | undefined {
     if (!Array.isArray(value)) return this.wrongKind(path, value, "an array of strings");
+    // All strings, as a server's args are: one copy of the whole.
+    if (value.every((item: unknown) => typeof item === "string")) return value.slice() as string[];
     const out: string[] = [];
     for (let index = 0; index < value.length; index += 1) {
       const item: unknown = value[index];
@@ -269,9 +271,13 @@ class Reader {
       this.refuse("spec", `is missing; a document opens with "spec": "${SPEC_FORMAT}/${SPEC_MAJOR}"`);
       return undefined;
     }
-    const match = typeof value === "string" ? /^([a-z][a-z0-9-]*)\/(\d+)(?:\.(\d+))?$/.exec(value) : null;
+    // Versions are whole numbers written without a leading zero, so "agent-core/01" names no major.
+    const match = typeof value === "string" ? /^([a-z][a-z0-9-]*)\/(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?$/.exec(value) : null;
     if (!match || match[1] !== SPEC_FORMAT) {
-      this.refuse("spec", `${typeof value === "string" ? quoteShort(value) : kindOf(value)} is not a "${SPEC_FORMAT}/<major>" token`);
+      this.refuse(
+        "spec",
+        `${typeof value === "string" ? quoteShort(value) : kindOf(value)} is not a "${SPEC_FORMAT}/<major>" or "${SPEC_FORMAT}/<major>.<minor>" token (whole numbers without a leading zero, as in "${SPEC_FORMAT}/${SPEC_MAJOR}")`,
+      );
       return undefined;
     }
     if (Number(match[2]) !== SPEC_MAJOR) {
@@ -285,7 +291,7 @@ class Reader {
     const list = this.container(value, "requires", "array") as unknown[] | undefined;
     if (list === undefined) return undefined;
     const understood = new Set([...BASE_FEATURES, ...this.options.features, ...(this.options.bundle ? ["bundle"] : [])]);
-    const out: string[] = [];
+    const out = new Set<string>();
     for (let index = 0; index < list.length; index += 1) {
       const feature: unknown = list[index];
       const path = joinPath("requires", index);
@@ -293,9 +299,9 @@ class Reader {
       else if (!understood.has(feature)) {
         const hint = feature === "bundle" ? " (read it with { bundle: true } to accept its bundled servers)" : "";
         this.refuse(path, `${quoteShort(feature)} is a feature this host does not understand${hint}`);
-      } else if (!out.includes(feature)) out.push(feature);
+      } else out.add(feature);
     }
-    return out;
+    return [...out];
   }
 
   tools(value: unknown): JsonObject | undefined {
@@ -304,15 +310,15 @@ class Reader {
     const out = this.fields(tools, "tools", TOOLS_FIELDS, ["servers"]);
     const servers = this.container(ownValue(tools, "servers"), "tools.servers", "array") as unknown[] | undefined;
     if (servers !== undefined) {
-      const names: string[] = [];
+      const names = new Set<string>();
       for (let index = 0; index < servers.length; index += 1) {
         const name: unknown = servers[index];
         const path = joinPath("tools.servers", index);
         if (typeof name !== "string" || name === "") this.wrongKind(path, name, "a server name");
-        else if (names.includes(name)) this.warn(path, `repeats ${quoteShort(name)}; dropped`);
-        else names.push(name);
+        else if (names.has(name)) this.warn(path, `repeats ${quoteShort(name)}; dropped`);
+        else names.add(name);
       }
-      setOwn(out, "servers", names);
+      setOwn(out, "servers", [...names]);
     }
     return out;
   }

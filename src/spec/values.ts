@@ -54,21 +54,62 @@ export function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-const REFERENCE = /\$\{[^}]*\}/g;
-
-/** Removes every `${NAME}` reference from a string, leaving what was written around them. */
+/**
+ * Removes every `${NAME}` reference from a string, leaving what was written around them.
+ *
+ * A `${` with no `}` after it is text, as is everything after it. Linear in the string: each
+ * reference's end is searched for once, and a `${` with no `}` after it ends the search.
+ */
 export function withoutReferences(text: string): string {
-  return text.replace(REFERENCE, "");
+  let out = "";
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf("${", from);
+    if (open < 0) break;
+    const close = text.indexOf("}", open + 2);
+    if (close < 0) break;
+    out += text.slice(from, open);
+    from = close + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
-/** Splits a field name into lower-case words at `_`, `-`, `.`, spaces and camelCase boundaries. */
+// ASCII classes of a code unit: a capital, a small letter, a digit.
+const isUpper = (code: number): boolean => code >= 0x41 && code <= 0x5a;
+const isLower = (code: number): boolean => code >= 0x61 && code <= 0x7a;
+const isDigit = (code: number): boolean => code >= 0x30 && code <= 0x39;
+
+/**
+ * Splits a field name into lower-case words at `_`, `-`, `.`, spaces (anything but an ASCII
+ * letter or digit) and camelCase boundaries: before a capital that follows a small letter or a
+ * digit (`apiKey`, `v2Api`), and before the last capital of a run that a small letter follows
+ * (`HTTPServer`). One pass, linear in the name.
+ */
 export function nameWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((word) => word !== "")
-    .map((word) => word.toLowerCase());
+  const words: string[] = [];
+  let start = -1;
+  for (let index = 0; index <= name.length; index += 1) {
+    const code = index < name.length ? name.charCodeAt(index) : -1;
+    const alphanumeric = isUpper(code) || isLower(code) || isDigit(code);
+    if (!alphanumeric) {
+      if (start >= 0) words.push(name.slice(start, index).toLowerCase());
+      start = -1;
+      continue;
+    }
+    if (start < 0) {
+      start = index;
+      continue;
+    }
+    if (isUpper(code)) {
+      const before = name.charCodeAt(index - 1);
+      const after = index + 1 < name.length ? name.charCodeAt(index + 1) : -1;
+      if (isLower(before) || isDigit(before) || (isUpper(before) && isLower(after))) {
+        words.push(name.slice(start, index).toLowerCase());
+        start = index;
+      }
+    }
+  }
+  return words;
 }
 
 const CREDENTIAL_LAST_WORDS: ReadonlySet<string> = new Set([
@@ -100,10 +141,18 @@ const CREDENTIAL_ANY_WORDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The longest name read as a field, flag or header name; a longer one (a key of a hundred
+ * thousand characters) is nobody's name for a credential, and is not split into words.
+ */
+export const MAX_NAME_LENGTH = 256;
+
+/**
  * Whether a field name reads like a credential: apiKey, api_key, X-Api-Key, token, accessToken,
- * client_secret, password, Authorization … but not maxTokens, keyboard or AWS_ACCESS_KEY_ID.
+ * client_secret, password, Authorization … but not maxTokens, keyboard or AWS_ACCESS_KEY_ID. A
+ * name longer than {@link MAX_NAME_LENGTH} does not.
  */
 export function isCredentialName(name: string): boolean {
+  if (name.length > MAX_NAME_LENGTH) return false;
   const words = nameWords(name);
   const last = words[words.length - 1];
   if (last === undefined) return false;
@@ -140,7 +189,8 @@ interface CopyFrame {
  */
 export function copyJsonValue(root: unknown, options: CopyOptions): JsonValue | undefined {
   const maxDepth = options.maxDepth ?? MAX_VALUE_DEPTH;
-  const seen = new WeakSet<object>();
+  // A plain set: it lives only as long as the call, and is faster than a weak one.
+  const seen = new Set<object>();
   const stack: CopyFrame[] = [];
   const start = (value: unknown, path: string, depth: number): JsonValue | undefined => {
     if (value === null) return null;

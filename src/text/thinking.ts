@@ -10,7 +10,8 @@
  * the text is cut into chunks.
  */
 
-import { findToken, tokenSet, type Token, type TokenSet } from "./fence-tokens.js";
+import { isWhitespaceCode } from "./char-codes.js";
+import { tokenSet, TokenScanner, type Token, type TokenSet } from "./fence-tokens.js";
 
 /**
  * A pair of tags around a model's scratchpad, and any bare markers of the same format.
@@ -103,8 +104,11 @@ const REASONING_SEPARATOR = "\n\n";
  * passages are joined by a blank line. A tail that could be the start of a tag is held back
  * until the next push decides it, and {@link FenceSplitter.end} flushes it. A closing tag seen
  * before any fence opened (the template opened it in the prompt) turns everything before it into
- * reasoning and reports the answer already handed out as `moved`. A reply that ends inside a
- * fence leaves that text as reasoning. Tags are matched exactly, case and all.
+ * reasoning and reports the answer already handed out as `moved`; a closing tag after a fence
+ * has been seen (a stray one, as in `<think>a</think>b</think>c`) is dropped from the answer like
+ * a marker, and the text either side of it stays answer (`bc`). A reply that ends inside a fence
+ * leaves that text as reasoning. Tags are matched exactly, case and all. Each push takes time
+ * linear in the chunk and the held-back tail, however many tags they hold.
  *
  * @example
  * ```ts
@@ -124,10 +128,8 @@ const REASONING_SEPARATOR = "\n\n";
  */
 export class FenceSplitter {
   readonly #fences: readonly Fence[];
-  /** Tokens looked for in the answer while no fence has been seen (closes count as orphans). */
-  readonly #answerTokensBefore: TokenSet;
-  /** Tokens looked for in the answer once a fence has been seen. */
-  readonly #answerTokensAfter: TokenSet;
+  /** Tokens looked for in the answer: opens, markers, and closes (an orphan, or a stray one to drop). */
+  readonly #answerTokens: TokenSet;
   /** Every close, for a fence the template opened. */
   readonly #anyCloseTokens: TokenSet;
   /** Every close plus every open, while a template-opened fence has no text yet. */
@@ -162,8 +164,7 @@ export class FenceSplitter {
       closes.push({ text: fence.close, kind: "close", fence: index });
       for (const marker of fence.markers ?? []) if (marker !== "") markers.push({ text: marker, kind: "marker", fence: index });
     });
-    this.#answerTokensBefore = tokenSet([...opens, ...markers, ...closes]);
-    this.#answerTokensAfter = tokenSet([...opens, ...markers]);
+    this.#answerTokens = tokenSet([...opens, ...markers, ...closes]);
     this.#anyCloseTokens = tokenSet(closes);
     this.#anyCloseOrOpenTokens = tokenSet([...closes, ...opens]);
     this.#closeTokens = closes.map((close) => tokenSet([close]));
@@ -206,7 +207,7 @@ export class FenceSplitter {
       if (this.#fence >= 0) return this.#closeTokens[this.#fence] as TokenSet;
       return this.#fenceHasText ? this.#anyCloseTokens : this.#anyCloseOrOpenTokens;
     }
-    return this.#seenFence ? this.#answerTokensAfter : this.#answerTokensBefore;
+    return this.#answerTokens;
   }
 
   #run(text: string, final: boolean): SplitResult {
@@ -216,10 +217,11 @@ export class FenceSplitter {
       this.#emitAnswer(text, result);
       return result;
     }
+    const scanner = new TokenScanner(text);
     let position = 0;
     while (position < text.length) {
       const tokens = this.#tokens();
-      const found = findToken(text, position, tokens, final);
+      const found = scanner.find(position, tokens, final);
       if (found.index < 0) {
         this.#emitText(text.slice(position), result);
         return result;
@@ -262,7 +264,8 @@ export class FenceSplitter {
       this.#closeFence();
       return;
     }
-    if (token.kind === "marker") {
+    if (token.kind === "marker" || (token.kind === "close" && this.#seenFence)) {
+      // A marker, or a closing tag once a fence has been seen and closed: template markup, dropped.
       this.#emitAnswer(before, result);
       return;
     }
@@ -276,7 +279,7 @@ export class FenceSplitter {
       if (this.#reasoningStarted) this.#needSeparator = true;
       return;
     }
-    // A closing tag with no opening one: everything so far was reasoning.
+    // A closing tag before any fence: the template opened it, so everything so far was reasoning.
     const everything = this.#handedOut;
     // What this push produced is withdrawn here; only earlier pushes' answer needs `moved`.
     const moved = everything.slice(0, everything.length - result.answer.length);
@@ -330,7 +333,7 @@ export class FenceSplitter {
       this.#fenceHasText = true;
     }
     let cut = text.length;
-    while (cut > 0 && isWhitespace(text.charCodeAt(cut - 1))) cut--;
+    while (cut > 0 && isWhitespaceCode(text.charCodeAt(cut - 1))) cut--;
     const trailing = text.slice(cut);
     const body = text.slice(0, cut);
     if (body !== "") {
@@ -344,23 +347,6 @@ export class FenceSplitter {
     }
     this.#reasoningWhitespace += trailing;
   }
-}
-
-/** Whether a UTF-16 code unit is whitespace as `\s` reads it. */
-function isWhitespace(code: number): boolean {
-  return (
-    (code >= 0x09 && code <= 0x0d) ||
-    code === 0x20 ||
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
-  );
 }
 
 /**

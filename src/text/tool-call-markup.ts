@@ -4,21 +4,34 @@
  * `<tool_call>`, Qwen3-Coder `<function=…>`, Mistral `[TOOL_CALLS]`, Llama's python tags, gpt-oss
  * harmony) and the bare or fenced JSON call, read out of a reply into calls and the stretches of
  * text they came from.
+ *
+ * The reading is linear in the reply's length, however densely it packs markers: where each
+ * marker kind next occurs is remembered, so no search covers the same text twice, and a call is
+ * read only up to the next marker of its own kind. Only where that reads nothing (a call whose
+ * arguments quote its own marker) is the call read again to the end of the reply, and those
+ * second readings together may cover at most {@link SECOND_READING_BUDGET} times the reply.
  */
 
 import type { JsonSchema } from "../shapes/config.js";
 import { balancedEnd, parseLooseJson } from "./json-repair.js";
+import { isWhitespaceCode } from "./char-codes.js";
 import { isPlainRecord } from "./guards.js";
 
 /** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
 const HARMONY_CALL = "<|channel|>commentary to=";
 const HARMONY_START = "<|start|>assistant";
 const HARMONY_END = /^\s*(?:<\|call\|>|<\|end\|>|<\|return\|>)/;
+const CONSTRAIN = "<|constrain|>";
+const MESSAGE = "<|message|>";
 
 /** Closing tags after which a reply's calls are looked for (what precedes is a scratchpad). */
 export const SCRATCHPAD_CLOSES = ["</think>", "◁/think▷", "</thinking>", "</reasoning>"];
 const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL];
 const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
+/** Qwen3-Coder's opening tag; a name holds no `<`, so a search for its `>` stops at the next tag. */
+const FUNCTION_HEADER = /^<function=([^>\n<]*)>/;
+/** The longest `<function=name>` or harmony header read: names are short, and a longer run is prose. */
+const MAX_HEADER = 400;
 
 /** A call read out of markup: its name and its arguments as written (text or a value). */
 export interface Found {
@@ -34,22 +47,57 @@ export interface Segment {
 }
 
 
+/**
+ * How many times its own length a reply may be read again, in all, for calls that read nothing up
+ * to the next marker of their kind (their arguments may quote the marker).
+ */
+export const SECOND_READING_BUDGET = 2;
+
+/** Where each marker next occurs in one text, searched again only once the reading passes it. */
+class MarkerIndex {
+  readonly #text: string;
+  /** Per marker, the place it was last searched from and what that search found (-1: nowhere). */
+  readonly #next = new Map<string, { from: number; at: number }>();
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** The first index at or after `from` where `marker` occurs; -1 where it does not. */
+  at(marker: string, from: number): number {
+    const cached = this.#next.get(marker);
+    // What a search from an earlier place found holds for a later one, up to that find.
+    if (cached !== undefined && from >= cached.from && (cached.at < 0 || cached.at >= from)) return cached.at;
+    const at = this.#text.indexOf(marker, from);
+    this.#next.set(marker, { from, at });
+    return at;
+  }
+}
+
 /** Finds every stretch of `body` that opens with a known marker and holds at least one readable call. */
 export function findMarkedCalls(body: string, known: ReadonlySet<string>, schemas: ReadonlyMap<string, JsonSchema | undefined>): Segment[] {
   const segments: Segment[] = [];
+  const index = new MarkerIndex(body);
+  let budget = SECOND_READING_BUDGET * body.length;
   let position = 0;
   while (position < body.length) {
     let start = -1;
     let marker = "";
     for (const candidate of MARKERS) {
-      const at = body.indexOf(candidate, position);
+      const at = index.at(candidate, position);
       if (at >= 0 && (start < 0 || at < start)) {
         start = at;
         marker = candidate;
       }
     }
     if (start < 0) break;
-    const segment = readMarked(body, start, marker, known, schemas);
+    // Read the call up to the next marker of its kind; a slice shares the text, it copies nothing.
+    const bound = index.at(marker, start + marker.length);
+    let segment = readMarked(bound < 0 ? body : body.slice(0, bound), start, marker, known, schemas);
+    if ((segment === undefined || segment.calls.length === 0) && bound >= 0 && budget >= body.length - start) {
+      budget -= body.length - start;
+      segment = readMarked(body, start, marker, known, schemas);
+    }
     if (segment && segment.calls.length > 0) {
       segments.push(segment);
       position = segment.end;
@@ -77,7 +125,7 @@ function readMarked(
       return { start, end, calls };
     }
     case "<function=": {
-      const name = /^<function=([^>\n]*)>/.exec(body.slice(start))?.[1]?.trim();
+      const name = FUNCTION_HEADER.exec(body.slice(start, start + MAX_HEADER))?.[1]?.trim();
       if (name === undefined || !known.has(name)) return undefined;
       const close = body.indexOf("</function>", inner);
       let end = close < 0 ? body.length : close + "</function>".length;
@@ -137,18 +185,51 @@ function readMistral(body: string, start: number, inner: number): Segment | unde
  * also with the `json` glued to the name.
  */
 function readHarmony(body: string, start: number, inner: number, known: ReadonlySet<string>): Segment | undefined {
-  const header = /^(?:functions\.)?([^\s<]+)[^<]*?(?:<\|constrain\|>\s*\w*\s*)?<\|message\|>\s*/.exec(body.slice(inner, inner + 400));
+  const header = harmonyHeader(body, inner);
   if (!header) return undefined;
-  let name = header[1] as string;
+  let name = header.name;
   if (!known.has(name) && name.endsWith("json") && known.has(name.slice(0, -4))) name = name.slice(0, -4);
-  const argumentsStart = inner + header[0].length;
+  const argumentsStart = header.end;
   if (body[argumentsStart] !== "{") return undefined;
   let end = balancedEnd(body, argumentsStart);
   const args = body.slice(argumentsStart, end);
-  const ending = HARMONY_END.exec(body.slice(end));
+  const ending = HARMONY_END.exec(body.slice(end, end + MAX_HEADER));
   if (ending) end += ending[0].length;
-  const from = body.slice(0, start).endsWith(HARMONY_START) ? start - HARMONY_START.length : start;
+  const from = body.startsWith(HARMONY_START, start - HARMONY_START.length) ? start - HARMONY_START.length : start;
   return { start: from, end, calls: [{ name, args }] };
+}
+
+/**
+ * Reads the rest of a harmony call's header after `to=`: `functions.` (optional), the name (up to
+ * whitespace or a tag), anything up to the next tag, an optional `<|constrain|>json`, then
+ * `<|message|>` and any whitespace; all within {@link MAX_HEADER} characters. Returns the name and
+ * where the arguments start.
+ */
+function harmonyHeader(body: string, inner: number): { name: string; end: number } | undefined {
+  const limit = Math.min(body.length, inner + MAX_HEADER);
+  const nameEnd = (from: number): number => {
+    let end = from;
+    while (end < limit && body[end] !== "<" && !isWhitespaceCode(body.charCodeAt(end))) end++;
+    return end;
+  };
+  let nameStart = body.startsWith("functions.", inner) ? inner + "functions.".length : inner;
+  let at = nameEnd(nameStart);
+  // `functions.` with no name after it is itself the name.
+  if (at === nameStart && nameStart !== inner) at = nameEnd((nameStart = inner));
+  if (at === nameStart) return undefined;
+  const name = body.slice(nameStart, at);
+  while (at < limit && body[at] !== "<") at++;
+  if (at >= limit) return undefined;
+  if (body.startsWith(CONSTRAIN, at)) {
+    at += CONSTRAIN.length;
+    while (at < limit && isWhitespaceCode(body.charCodeAt(at))) at++;
+    while (at < limit && /\w/.test(body[at] as string)) at++;
+    while (at < limit && isWhitespaceCode(body.charCodeAt(at))) at++;
+  }
+  if (!body.startsWith(MESSAGE, at) || at + MESSAGE.length > limit) return undefined;
+  at += MESSAGE.length;
+  while (at < limit && isWhitespaceCode(body.charCodeAt(at))) at++;
+  return { name, end: at };
 }
 
 /** Reads one or more JSON calls from a `<tool_call>` block: objects, one after another, or an array. */
@@ -190,13 +271,13 @@ function asCall(parsed: ReturnType<typeof parseLooseJson>, requireArguments = fa
 /** Reads Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>` markup. */
 function readFunctionMarkup(block: string, schemas: ReadonlyMap<string, JsonSchema | undefined>): Found[] {
   const calls: Found[] = [];
-  const functionPattern = /<function=([^>\n]*)>([\s\S]*?)(?:<\/function>|(?=<function=)|$)/g;
+  const functionPattern = /<function=([^>\n<]*)>([\s\S]*?)(?:<\/function>|(?=<function=)|$)/g;
   for (const match of block.matchAll(functionPattern)) {
     const name = (match[1] ?? "").trim();
     if (name === "") continue;
     const properties = propertiesOf(schemas.get(name));
     const args: Record<string, unknown> = {};
-    const parameterPattern = /<parameter=([^>\n]*)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|(?=<\/function>)|$)/g;
+    const parameterPattern = /<parameter=([^>\n<]*)>([\s\S]*?)(?:<\/parameter>|(?=<parameter=)|(?=<\/function>)|$)/g;
     for (const parameter of (match[2] ?? "").matchAll(parameterPattern)) {
       const key = (parameter[1] ?? "").trim();
       if (key === "") continue;
@@ -252,7 +333,8 @@ export function findBareCall(body: string, known: ReadonlySet<string>): Segment 
   const fences: Segment[] = [];
   for (const match of body.matchAll(/```[^\n`]*\n([\s\S]*?)```/g)) {
     const inside = (match[1] ?? "").trim();
-    if (!inside.startsWith("{")) continue;
+    // A call names itself; a fence without the word (or an escape that could spell it) holds none.
+    if (!inside.startsWith("{") || !(inside.includes("name") || inside.includes("\\u"))) continue;
     const call = asCall(parseLooseJson(inside), true);
     if (call && known.has(call.name)) fences.push({ start: match.index, end: match.index + match[0].length, calls: [call] });
   }

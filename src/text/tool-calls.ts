@@ -156,7 +156,8 @@ const MAX_ENCODINGS = 3;
  * layers). Almost-JSON is repaired without changing any string's contents: single quotes,
  * Python's `True`/`False`/`None`, bare keys, trailing commas, comments, raw newlines inside
  * strings; a ``` fence around the arguments is taken off. Anything else that is not an object,
- * a top-level array or number included, is malformed.
+ * a top-level array or number included, is malformed, and so is text nested deeper than 512
+ * levels, which is refused before it is parsed. The time is linear in the text.
  *
  * @param text - The argument text as the model wrote it.
  * @param options - `truncated` when the turn stopped at its ceiling; `toolName` for the message.
@@ -170,43 +171,55 @@ const MAX_ENCODINGS = 3;
  * ```
  */
 export function parseToolArguments(text: string, options: ParseToolArgumentsOptions = {}): Record<string, unknown> {
-  const fail = (kind: ToolArgumentsErrorKind, raw: string, detail?: string): ToolArgumentsError =>
-    new ToolArgumentsError({
-      kind,
-      raw,
-      ...(options.toolName !== undefined ? { toolName: options.toolName } : {}),
-      ...(detail !== undefined ? { detail } : {}),
-      ceiling: options.truncated === true,
-    });
+  const read = readToolArguments(text, options.truncated);
+  if (read.ok) return read.value;
+  throw new ToolArgumentsError({
+    kind: read.kind,
+    raw: read.raw,
+    ...(options.toolName !== undefined ? { toolName: options.toolName } : {}),
+    ...(read.detail !== undefined ? { detail: read.detail } : {}),
+    ceiling: options.truncated === true,
+  });
+}
+
+/** What {@link readToolArguments} made of a call's argument text. */
+type ReadArguments =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; kind: ToolArgumentsErrorKind; raw: string; detail?: string };
+
+/** {@link parseToolArguments} without the throw; `ceiling` is the caller's word on whether the turn stopped at its ceiling. */
+function readToolArguments(text: string, ceiling: boolean | undefined): ReadArguments {
+  const fail = (kind: ToolArgumentsErrorKind, raw: string, detail?: string): ReadArguments =>
+    detail === undefined ? { ok: false, kind, raw } : { ok: false, kind, raw, detail };
   const input: unknown = text;
   if (typeof input !== "string") {
     // A server that hands over parsed arguments, or none at all.
-    if (input === undefined || input === null) return {};
-    if (isPlainRecord(input)) return { ...input };
-    throw fail("malformed", String(input), `a ${typeof input}, not text`);
+    if (input === undefined || input === null) return { ok: true, value: {} };
+    if (isPlainRecord(input)) return { ok: true, value: { ...input } };
+    return fail("malformed", String(input), `a ${typeof input}, not text`);
   }
   let current: unknown = text;
   for (let layer = 0; layer <= MAX_ENCODINGS; layer++) {
     if (typeof current !== "string") break;
     let source = current.trim();
-    if (source === "") return {};
-    const fenced = FENCED.exec(source);
-    if (fenced && source.startsWith("```")) source = (fenced[1] ?? "").trim();
-    if (source === "") return {};
+    if (source === "") return { ok: true, value: {} };
+    const fenced = source.startsWith("```") ? FENCED.exec(source) : null;
+    if (fenced) source = (fenced[1] ?? "").trim();
+    if (source === "") return { ok: true, value: {} };
     const parsed = parseLooseJson(source);
     if (!parsed.ok) {
       // The caller's word decides; only where it said nothing does cut-off-looking text count.
-      const truncated = options.truncated ?? parsed.truncated;
-      throw fail(truncated ? "truncated" : "malformed", text, truncated ? undefined : `it does not parse: ${parsed.message}`);
+      const truncated = ceiling ?? parsed.truncated;
+      return fail(truncated ? "truncated" : "malformed", text, truncated ? undefined : `it does not parse: ${parsed.message}`);
     }
     current = parsed.value;
     if (typeof current === "string" && !/^\s*(?:```|[{["'])/.test(current) && current.trim() !== "") {
-      throw fail("malformed", text, "a string, not an object");
+      return fail("malformed", text, "a string, not an object");
     }
   }
-  if (current === null) return {};
-  if (isPlainRecord(current)) return current;
-  throw fail("malformed", text, describe(current));
+  if (current === null) return { ok: true, value: {} };
+  if (isPlainRecord(current)) return { ok: true, value: current };
+  return fail("malformed", text, describe(current));
 }
 
 function describe(value: unknown): string {
@@ -246,6 +259,12 @@ export interface RecoveredToolCalls {
  * (`{"name", "arguments"}` or `"parameters"`), or that holds exactly one ``` fenced call, is
  * recovered only when it names a tool in `toolNames`. Arguments are stored as JSON text, repaired
  * where they could be; a call whose markup cannot be read is left in the text.
+ *
+ * The time is linear in the reply, however densely it packs markers: a call is read up to the
+ * next marker of its own kind (an unclosed `<tool_call>` ends where the next one opens, and
+ * arguments that never close end there too), and only a call that reads as nothing that way
+ * (its arguments quote its own marker) is read again to the end of the reply, within twice the
+ * reply's length in all. Arguments nested past 512 levels are not read.
  *
  * @param text - The reply's content.
  * @param toolNames - The tools the request offered.
@@ -301,11 +320,8 @@ export function recoverToolCalls(
 function argumentsText(args: unknown): string {
   if (args === undefined || args === null) return "{}";
   if (typeof args === "string") {
-    try {
-      return JSON.stringify(parseToolArguments(args));
-    } catch {
-      return args;
-    }
+    const read = readToolArguments(args, undefined);
+    return read.ok ? JSON.stringify(read.value) : args;
   }
   return JSON.stringify(args) ?? "{}";
 }

@@ -20,6 +20,7 @@ import {
   type HookRunner,
 } from "../../src/run/hooks.js";
 import { createState } from "../../src/state/state.js";
+import { UNTRUSTED_SHAPES } from "../support/adversarial.js";
 
 afterEach(() => {
   resetHooks();
@@ -400,6 +401,23 @@ describe("untrusted", () => {
         expect(seen.endsWith("</untrusted>")).toBe(true);
       }),
       { numRuns: 2_000 },
+    );
+  });
+});
+
+describe("untrusted on adversarial shapes, as the bench times them", () => {
+  it.each(UNTRUSTED_SHAPES.map((shape) => [shape.name, shape] as const))("escapes every tag in %s and changes nothing else, at any size", (_name, shape) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6_000 }), (bytes) => {
+        const text = shape.build(bytes);
+        const fenced = untrusted(text);
+        const seen = fenced.normalize("NFKD").replace(/[\p{M}\p{Cf}]/gu, "").toLowerCase();
+        expect([...seen.matchAll(/<[\s/]*untrusted/gu)].map((tag) => tag.index)).toEqual([0, seen.lastIndexOf("</untrusted>")]);
+        // Only the characters that read as < change: taking the escapes back out gives the text as it was.
+        const lessThan = (written: string) => written.replaceAll("&lt;", "<").replace(/[\uFF1C\uFE64\u226E]/gu, "<");
+        expect(lessThan(fenced.slice("<untrusted>\n".length, -"\n</untrusted>".length))).toBe(lessThan(text));
+      }),
+      { numRuns: 30 },
     );
   });
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { balancedEnd, findJson, parseLooseJson, repairJson } from "../../src/text/json-repair.js";
+import { balancedEnd, findJson, MAX_JSON_DEPTH, parseLooseJson, repairJson } from "../../src/text/json-repair.js";
+import { JSON_REPLY_SHAPES } from "../support/adversarial.js";
 
 describe("findJson", () => {
   it("takes a reply that is only JSON", () => {
@@ -73,5 +74,41 @@ describe("balancedEnd", () => {
   it("reads brackets inside strings as text", () => {
     const text = '{"a": "}"} tail';
     expect(text.slice(0, balancedEnd(text, 0))).toBe('{"a": "}"}');
+  });
+});
+
+describe("the nesting limit", () => {
+  it(`parses ${MAX_JSON_DEPTH} levels and refuses one more, unread, as wrong rather than cut off`, () => {
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    expect(parseLooseJson(nested(MAX_JSON_DEPTH)).ok).toBe(true);
+    expect(parseLooseJson(nested(MAX_JSON_DEPTH + 1))).toEqual({ ok: false, truncated: false, message: `it nests deeper than ${MAX_JSON_DEPTH} levels` });
+  });
+
+  it("counts only brackets outside strings", () => {
+    const text = `{"a": "${"[".repeat(MAX_JSON_DEPTH * 2)}", 'b': '${"{".repeat(MAX_JSON_DEPTH * 2)}'}`;
+    expect(parseLooseJson(text)).toMatchObject({ ok: true, value: { a: "[".repeat(MAX_JSON_DEPTH * 2), b: "{".repeat(MAX_JSON_DEPTH * 2) } });
+  });
+
+  it("still calls text that ends open truncated, and wrong text not", () => {
+    expect(parseLooseJson('{"a": [1, {"b": "c')).toMatchObject({ ok: false, truncated: true });
+    expect(parseLooseJson('{"a": 1 // it\'s\n}')).toEqual({ ok: true, value: { a: 1 }, repaired: true });
+    expect(parseLooseJson('{"a": b"}')).toMatchObject({ ok: false, truncated: false });
+  });
+});
+
+describe("adversarial shapes, as the bench times them", () => {
+  it.each(JSON_REPLY_SHAPES.map((shape) => [shape.name, shape] as const))("finds in %s only what parses, at any size", (name, shape) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6_000 }), (bytes) => {
+        const text = shape.build(bytes);
+        const found = findJson(text);
+        expect(found).toBeDefined();
+        const parsed = parseLooseJson(found as string);
+        // Only the closed objects are JSON; every other shape is a bracket never closed.
+        if (name === "closed objects in prose") expect(parsed).toEqual({ ok: true, value: { a: 1 }, repaired: false });
+        else expect(parsed.ok).toBe(false);
+      }),
+      { numRuns: 30 },
+    );
   });
 });

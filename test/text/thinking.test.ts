@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ALL_FENCES, DEFAULT_FENCES, type Fence, FenceSplitter, type FenceSplitterOptions, stripThinking } from "../../src/text/thinking.js";
+import { FENCE_SHAPES } from "../support/adversarial.js";
 
 /** Feeds `chunks` through a splitter the way a stream consumer would, applying `moved`. */
 function splitChunks(chunks: readonly string[], options: FenceSplitterOptions = {}) {
@@ -129,8 +130,11 @@ describe("stripThinking", () => {
     });
   });
 
-  it("keeps a later stray closing tag as answer text", () => {
-    expect(stripThinking("<think>a</think>b</think>c")).toEqual({ content: "b</think>c", reasoning: "a" });
+  it("drops a stray closing tag after a closed fence, keeping the text either side as answer", () => {
+    expect(stripThinking("<think>a</think>b</think>c")).toEqual({ content: "bc", reasoning: "a" });
+    expect(stripThinking("<think>a</think>b\n</think>\nc")).toEqual({ content: "b\n\nc", reasoning: "a" });
+    expect(stripThinking("plan</think>b</think>c", DEFAULT_FENCES, { startInReasoning: true })).toEqual({ content: "bc", reasoning: "plan" });
+    expect(stripThinking("x</think>y</think>z")).toEqual({ content: "yz", reasoning: "x" });
   });
 
   it("joins two fenced passages with a blank line", () => {
@@ -275,5 +279,36 @@ describe("a template-opened fence holding text", () => {
     const whole = stripThinking(text, fences, { startInReasoning: true });
     expect(whole).toMatchObject({ content: "thinking>", reasoning: "<think><" });
     expect(splitChunks([...text], { fences, startInReasoning: true })).toMatchObject({ content: whole.content, reasoning: whole.reasoning });
+  });
+});
+
+describe("adversarial shapes, as the bench times them", () => {
+  const size = fc.integer({ min: 1, max: 6_000 });
+  const count = (text: string, unit: string) => text.split(unit).length - 1;
+
+  /** Per fence shape, the answer and reasoning stripThinking documents for it (with ALL_FENCES). */
+  const results: Record<string, (text: string) => { content: string; reasoning: string }> = {
+    "<think>a</think> repeated": (text) => ({ content: "", reasoning: Array(count(text, "<think>")).fill("a").join("\n\n") }),
+    // Tags inside a fence are its text; the reply ends inside it.
+    "unclosed <think> repeated": (text) => ({ content: "", reasoning: text.slice("<think>".length) }),
+    // The first closing tag moves what came before (nothing) to reasoning; later ones are stray, and dropped.
+    "closing tags repeated": (text) => ({ content: "b".repeat(count(text, "</think>")), reasoning: "" }),
+    "harmony analysis blocks": (text) => ({ content: "", reasoning: Array(count(text, "<|end|>")).fill("x").join("\n\n") }),
+    "tag starts with nothing after": (text) => ({ content: text, reasoning: "" }),
+    "half harmony tags": (text) => ({ content: text, reasoning: "" }),
+    "Kimi fences": (text) => ({ content: "", reasoning: Array(count(text, "◁/think▷")).fill("a").join("\n\n") }),
+    "answer then one fence at the end": (text) => ({ content: text.slice(0, -"<think>x</think>".length), reasoning: "x" }),
+  };
+
+  it.each(FENCE_SHAPES.map((shape) => [shape.name, shape] as const))("splits %s as documented, whole or in chunks", (_name, shape) => {
+    fc.assert(
+      fc.property(size, fc.array(fc.nat(), { maxLength: 8 }), (bytes, cuts) => {
+        const text = shape.build(bytes);
+        const expected = (results[shape.name] as (text: string) => { content: string; reasoning: string })(text);
+        expect(stripThinking(text, ALL_FENCES)).toEqual(expected);
+        expect(splitChunks(cutAt(text, cuts), { fences: ALL_FENCES })).toMatchObject(expected);
+      }),
+      { numRuns: 30 },
+    );
   });
 });

@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ToolDefinition } from "../../src/shapes/config.js";
+import { MAX_JSON_DEPTH } from "../../src/text/json-repair.js";
 import { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "../../src/text/tool-calls.js";
+import { ARGUMENT_SHAPES, MARKUP_SHAPES } from "../support/adversarial.js";
 
 function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(new URL(`../fixtures/model-outputs/${name}`, import.meta.url), "utf8")) as T;
@@ -481,5 +483,87 @@ describe("repair properties", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("adversarial shapes, as the bench times them", () => {
+  const size = fc.integer({ min: 1, max: 6_000 });
+
+  /** Per argument shape, what parseToolArguments documents for it: the object, or the error kind. */
+  const argumentResults: Record<string, (text: string) => Record<string, unknown> | "truncated" | "malformed"> = {
+    "open objects": (text) => ((text.match(/\{/g) ?? []).length > MAX_JSON_DEPTH ? "malformed" : "truncated"),
+    "open arrays": (text) => (text.length > MAX_JSON_DEPTH ? "malformed" : "truncated"),
+    "unescaped inner quotes": (text) => ({ k: text.slice('{"k": "'.length, -'"}'.length) }),
+    "apostrophes before spaces": (text) => ({ k: text.slice("{'k': '".length, -"'}".length) }),
+    "commas and comments": () => ({ a: 1 }),
+    backslashes: (text) => ({ k: text.slice('{"k": "'.length, -'"}'.length) }),
+    "bare words": () => "malformed",
+    "three encoded layers": (text) => JSON.parse(JSON.parse(JSON.parse(text) as string) as string) as Record<string, unknown>,
+  };
+
+  it.each(ARGUMENT_SHAPES.map((entry) => [entry.name, entry] as const))("reads %s as documented at any size", (_name, entry) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const text = entry.build(bytes);
+        const expected = (argumentResults[entry.name] as (text: string) => unknown)(text);
+        if (typeof expected === "string") {
+          expect(() => parseToolArguments(text)).toThrow(expect.objectContaining({ name: "ToolArgumentsError", kind: expected }));
+        } else {
+          expect(parseToolArguments(text)).toEqual(expected);
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  /** Per markup shape, the calls recoverToolCalls finds in it (by name, and their arguments), with tool "a" offered. */
+  const markupResults: Record<string, (text: string) => { names: string[]; args?: string; text?: string }> = {
+    "<tool_call>{ repeated": () => ({ names: [] }),
+    "[TOOL_CALLS][ repeated": () => ({ names: [] }),
+    // Each marker opens a call to a whose arguments never close: read up to the next marker, and kept as written.
+    "[TOOL_CALLS]a{ repeated": (text) => ({ names: Array(text.length / "[TOOL_CALLS]a{".length).fill("a"), args: "{", text: "" }),
+    "<|python_tag|>{ repeated": () => ({ names: [] }),
+    "<function= repeated": () => ({ names: [] }),
+    "<function=a> repeated": (text) => ({ names: Array(text.length / "<function=a>".length).fill("a"), args: "{}", text: "" }),
+    "<parameter= inside a call": () => ({ names: ["a"], args: "{}", text: "" }),
+    "harmony call headers": () => ({ names: [] }),
+    "harmony headers with long names": () => ({ names: [] }),
+    "<tool_call>{ then one close": () => ({ names: [] }),
+    "well-formed <function=a></function>": (text) => ({ names: Array(text.length / "<function=a></function>".length).fill("a"), args: "{}", text: "" }),
+    "well-formed <tool_call> blocks": (text) => ({ names: Array(text.length / '<tool_call>{"name":"a","arguments":{}}</tool_call>'.length).fill("a"), args: "{}", text: "" }),
+    "open braces": () => ({ names: [] }),
+    "fences holding braces": () => ({ names: [] }),
+    "closing think tags": () => ({ names: [] }),
+  };
+
+  it.each(MARKUP_SHAPES.map((entry) => [entry.name, entry] as const))("recovers what %s documents at any size", (_name, entry) => {
+    fc.assert(
+      fc.property(size, (bytes) => {
+        const text = entry.build(bytes);
+        const expected = (markupResults[entry.name] as (text: string) => { names: string[]; args?: string; text?: string })(text);
+        const found = recoverToolCalls(text, ["a"]);
+        expect(found.calls.map((call) => call.function.name)).toEqual(expected.names);
+        if (expected.args !== undefined) for (const call of found.calls) expect(call.function.arguments).toBe(expected.args);
+        // No call found leaves the reply exactly as it was.
+        expect(found.text).toBe(expected.names.length === 0 ? text : expected.text);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it("reads a call whose arguments quote its own marker, past the next marker of its kind", () => {
+    const quoting = '<tool_call>{"name": "a", "arguments": {"note": "write <tool_call> here"}}</tool_call>';
+    expect(recoverToolCalls(`${quoting}\n${quoting}`, ["a"]).calls.map((call) => call.function.arguments)).toEqual([
+      '{"note":"write <tool_call> here"}',
+      '{"note":"write <tool_call> here"}',
+    ]);
+  });
+
+  it("reads a call only up to the next marker of its kind when its arguments never close", () => {
+    const found = recoverToolCalls('[TOOL_CALLS]a{"x": 1[TOOL_CALLS]b{"y": 2}', ["a", "b"]);
+    expect(found.calls.map((call) => [call.function.name, call.function.arguments])).toEqual([
+      ["a", '{"x": 1'],
+      ["b", '{"y":2}'],
+    ]);
   });
 });
