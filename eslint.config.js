@@ -16,6 +16,10 @@ export default tseslint.config(
       "no-undef": "off",
       // The command and its tests match terminal colour codes (\x1b) on purpose.
       "no-control-regex": "off",
+      // A default given before a try that may replace it is how the code reads a fallible value.
+      "no-useless-assignment": "off",
+      // An options interface may extend one other and add nothing yet, keeping its own name.
+      "@typescript-eslint/no-empty-object-type": ["error", { allowInterfaces: "with-single-extends" }],
     },
   },
   {
@@ -37,7 +41,16 @@ export default tseslint.config(
       ],
       "jsdoc/require-description": [
         "error",
-        { contexts: ["FunctionDeclaration", "ClassDeclaration", "TSInterfaceDeclaration", "TSTypeAliasDeclaration", "TSEnumDeclaration", "ExportNamedDeclaration > VariableDeclaration"] },
+        {
+          contexts: [
+            "FunctionDeclaration",
+            "ClassDeclaration",
+            "TSInterfaceDeclaration",
+            "TSTypeAliasDeclaration",
+            "TSEnumDeclaration",
+            "ExportNamedDeclaration > VariableDeclaration",
+          ],
+        },
       ],
       "jsdoc/require-hyphen-before-param-description": ["error", "always"],
       "jsdoc/no-types": "error",

@@ -51,7 +51,13 @@ export default defineConfig([
     esbuildPlugins: [mainEntryBeside],
   },
   // ./otel loads its optional peer, the OpenTelemetry API, only when a host imports it.
-  { ...shared, entry: { otel: "src/otel.ts" }, platform: "node", external: [...(shared.external ?? []), "@opentelemetry/api"], esbuildPlugins: [mainEntryBeside] },
+  {
+    ...shared,
+    entry: { otel: "src/otel.ts" },
+    platform: "node",
+    external: [...(shared.external ?? []), "@opentelemetry/api"],
+    esbuildPlugins: [mainEntryBeside],
+  },
   // The Redis entry runs on its optional peer, the official node-redis client, which is never bundled.
   {
     ...shared,

@@ -91,7 +91,12 @@ function splitterRun(text: string, chunk: number): void {
 }
 
 function readStream(text: string): void {
-  const reader = new TurnReader({}, 0, () => 0, () => undefined);
+  const reader = new TurnReader(
+    {},
+    0,
+    () => 0,
+    () => undefined,
+  );
   const splitter = new SseSplitter(reader.data, () => reader.endOfEvent());
   for (let at = 0; at < text.length; at += 16 * KB) splitter.pushText(text.slice(at, at + 16 * KB));
   splitter.end();
@@ -213,7 +218,9 @@ export async function run(): Promise<void> {
     console.log(`| ${cell(row.fn)} | ${cell(row.shape)} | ${format(first.cpu)} | ${lastCell} | ${ratioCell} | ${format(last.wall)} |`);
     if (!whole || ratio >= 16 || last.cpu > 100) slow.push(`${row.fn} › ${row.shape}`);
   }
-  console.log(slow.length === 0 ? "\nEvery row: ratio below 16, 200 KB call under 100 ms." : `\nOver the bar (ratio ≥ 16 or over 100 ms at 200 KB): ${slow.join("; ")}`);
+  console.log(
+    slow.length === 0 ? "\nEvery row: ratio below 16, 200 KB call under 100 ms." : `\nOver the bar (ratio ≥ 16 or over 100 ms at 200 KB): ${slow.join("; ")}`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

@@ -23,7 +23,11 @@ function transcript(size: number): Message[] {
     messages.push({ role: "user", content: `Question ${step}: what does file ${step} say about the ledger?` });
     for (let tool = 0; tool < 3 && messages.length < size; tool += 1) {
       const id = `call_${step}_${tool}`;
-      messages.push({ role: "assistant", content: "", tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: `{"path":"src/f${step}.ts"}` } }] });
+      messages.push({
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: `{"path":"src/f${step}.ts"}` } }],
+      });
       messages.push({ role: "tool", tool_call_id: id, content: `export const value${step} = ${step};\n`.repeat(20 + (step % 30)) });
     }
     messages.push({ role: "assistant", content: `File ${step} defines value${step}.` });

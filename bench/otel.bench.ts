@@ -16,7 +16,15 @@
  */
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import { createRuntime, type AgentLoopConfig, type AgentLoopOptions, type RequestBody, type RunEventInput, type ToolCallRequest, type ToolDefinition } from "../src/index.js";
+import {
+  createRuntime,
+  type AgentLoopConfig,
+  type AgentLoopOptions,
+  type RequestBody,
+  type RunEventInput,
+  type ToolCallRequest,
+  type ToolDefinition,
+} from "../src/index.js";
 import { otelRun, type OtelRunOptions } from "../src/otel.js";
 import { startEndpoint, turn } from "../test/support/endpoint.js";
 
@@ -58,7 +66,12 @@ export async function run(): Promise<void> {
   const config: AgentLoopConfig = { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: STEPS + 1, maxRetries: 0, maxTokens: 512 };
   const script = () => {
     for (let step = 0; step < STEPS - 1; step++) {
-      server.script(turn({ content: `Step ${step}: reading the next file.`, toolCalls: [{ name: tools[step % tools.length]!.function.name, arguments: { path: `notes/${step}.md` }, id: `call_${step}` }] }));
+      server.script(
+        turn({
+          content: `Step ${step}: reading the next file.`,
+          toolCalls: [{ name: tools[step % tools.length]!.function.name, arguments: { path: `notes/${step}.md` }, id: `call_${step}` }],
+        }),
+      );
     }
     server.script(turn({ content: "All twenty steps are done. ".repeat(4) }));
   };
@@ -130,7 +143,9 @@ export async function run(): Promise<void> {
 
     const baseline = median(times["plain onEvent (baseline)"]!);
     const cpuBaseline = median(cpu["plain onEvent (baseline)"]!);
-    console.log(`${STEPS}-step run, ${recorded.length} handler calls a run; ${ROUNDS} alternating rounds after ${WARMUP} warm-up; medians of CPU time and wall time:`);
+    console.log(
+      `${STEPS}-step run, ${recorded.length} handler calls a run; ${ROUNDS} alternating rounds after ${WARMUP} warm-up; medians of CPU time and wall time:`,
+    );
     for (const name of Object.keys(times)) {
       const spent = median(cpu[name]!);
       const wall = median(times[name]!);
@@ -140,7 +155,9 @@ export async function run(): Promise<void> {
     }
     console.log(`The handlers alone, replaying that run's ${recorded.length} calls (fastest of three passes of ${REPLAYS}):`);
     for (const [name, value] of Object.entries(replays)) {
-      console.log(`  ${name.padEnd(36)} ${(value * 1000).toFixed(0).padStart(8)} µs a run  ${((value / cpuBaseline) * 100).toFixed(2)}% of the run's CPU median`);
+      console.log(
+        `  ${name.padEnd(36)} ${(value * 1000).toFixed(0).padStart(8)} µs a run  ${((value / cpuBaseline) * 100).toFixed(2)}% of the run's CPU median`,
+      );
     }
     void heard;
   } finally {

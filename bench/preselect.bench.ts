@@ -130,7 +130,12 @@ function foldsOf(count: number, folds: number, seed: number): Int32Array {
 function memoryOf(set: CorpusSet, queries: readonly CorpusQuery[]): UsageMemory {
   const memory = createUsageMemory();
   for (const query of queries) {
-    if (query.relevant.length > 0) recordUsage(memory, query.query, query.relevant.map((id) => set.nameOf.get(id) ?? id));
+    if (query.relevant.length > 0)
+      recordUsage(
+        memory,
+        query.query,
+        query.relevant.map((id) => set.nameOf.get(id) ?? id),
+      );
   }
   return memory;
 }
@@ -266,7 +271,18 @@ interface Thresholds {
 function judge(
   rows: readonly Judged[],
   rule: Thresholds,
-): { coverage: number; noTool: number; precision: number; precisionFound: number; called: number; right: number; wrong: number; found: number; positives: number; negatives: number } {
+): {
+  coverage: number;
+  noTool: number;
+  precision: number;
+  precisionFound: number;
+  called: number;
+  right: number;
+  wrong: number;
+  found: number;
+  positives: number;
+  negatives: number;
+} {
   let positives = 0;
   let negatives = 0;
   let right = 0;
@@ -282,7 +298,18 @@ function judge(
     } else wrong += 1;
   }
   const called = right + wrong;
-  return { coverage: right / positives, noTool: wrong / negatives, precision: right / called, precisionFound: found / called, called, right, wrong, found, positives, negatives };
+  return {
+    coverage: right / positives,
+    noTool: wrong / negatives,
+    precision: right / called,
+    precisionFound: found / called,
+    called,
+    right,
+    wrong,
+    found,
+    positives,
+    negatives,
+  };
 }
 
 const GRID: Thresholds[] = [];
@@ -466,8 +493,7 @@ export async function run(): Promise<string> {
       means[side].hit1 += row.means[side].hit1 / sets.length;
     }
   }
-  const mean = (side: keyof typeof means, bold = "") =>
-    `${bold}${fixed(means[side].recall)}${bold} | ${bold}${fixed(means[side].hit1)}${bold}`;
+  const mean = (side: keyof typeof means, bold = "") => `${bold}${fixed(means[side].recall)}${bold} | ${bold}${fixed(means[side].hit1)}${bold}`;
   retrieval.push(`| **mean** | | | ${mean("bm25")} | ${mean("today")} | ${mean("memory", "**")} | **${fixed(means.memory.recall - means.bm25.recall)}** | | |`);
   const metatool = sets.find((set) => set.name === "metatool_toole");
   const markdown = [

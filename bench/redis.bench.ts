@@ -52,7 +52,7 @@ export async function run(): Promise<void> {
       const memoryRun = `memory-${round}`;
       const reading = readToDone(memory.watch(memoryRun));
       let start = performance.now();
-      for (let sent = 0; sent < EVENTS; ) {
+      for (let sent = 0; sent < EVENTS;) {
         for (const end = Math.min(EVENTS, sent + BURST); sent < end; sent += 1) memory.emit(memoryRun, { kind: "output", text: `token ${sent} ` });
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -67,7 +67,8 @@ export async function run(): Promise<void> {
       await emitter.stream(redisRun, EVENTS, BURST);
       const readThroughRedis = await following;
       const redisMs = performance.now() - start;
-      if (readInMemory !== EVENTS + 1 || readThroughRedis !== EVENTS + 1) throw new Error(`a watcher read ${readInMemory} and ${readThroughRedis} of ${EVENTS + 1} events`);
+      if (readInMemory !== EVENTS + 1 || readThroughRedis !== EVENTS + 1)
+        throw new Error(`a watcher read ${readInMemory} and ${readThroughRedis} of ${EVENTS + 1} events`);
       // The first round warms both sides up and is left out.
       if (round === 0) continue;
       times.memory.push(memoryMs);
@@ -80,7 +81,9 @@ export async function run(): Promise<void> {
     console.log("| Bus | Median | Events per second | Against the in-memory bus |");
     console.log("| --- | ---: | ---: | ---: |");
     console.log(`| In memory, one process | ${memoryMs.toFixed(0)} ms | ${rate(memoryMs).toLocaleString("en")} | 1.00× |`);
-    console.log(`| Redis Streams, emit in one process, watch in another | ${redisMs.toFixed(0)} ms | ${rate(redisMs).toLocaleString("en")} | ${(memoryMs / redisMs).toFixed(2)}× |`);
+    console.log(
+      `| Redis Streams, emit in one process, watch in another | ${redisMs.toFixed(0)} ms | ${rate(redisMs).toLocaleString("en")} | ${(memoryMs / redisMs).toFixed(2)}× |`,
+    );
     memory.reset();
     watcher.reset();
     await emitter.close();

@@ -28,7 +28,7 @@ if (!plan) {
 
 /** The played model: the next planned call, or, once they are made, what the last tool said. */
 function play(request: RecordedRequest) {
-  const messages = ((request.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? []);
+  const messages = (request.body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
   const asked = messages.map((message) => message.role).lastIndexOf("user");
   const step = messages.slice(asked).filter((message) => message.role === "assistant").length;
   const next = plan![step];

@@ -29,7 +29,14 @@ const entries: Entry[] = [
 
 const program = ts.createProgram(
   entries.map((entry) => resolve(root, entry.file)),
-  { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2023, strict: true, noEmit: true, skipLibCheck: true },
+  {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2023,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+  },
 );
 const checker = program.getTypeChecker();
 
@@ -37,7 +44,10 @@ const checker = program.getTypeChecker();
 function firstSentence(doc: string): string {
   const paragraph = doc.split(/\n\s*\n/)[0] ?? "";
   // A link the compiler could not resolve from the declaring file renders as `{@link name }`.
-  const flat = paragraph.replace(/\s+/g, " ").replace(/\{@link (\S+) \}/g, "{@link $1}").trim();
+  const flat = paragraph
+    .replace(/\s+/g, " ")
+    .replace(/\{@link (\S+) \}/g, "{@link $1}")
+    .trim();
   const match = /^(.+?[.!?])(?:\s|$)/.exec(flat);
   return (match ? match[1] : flat) ?? "";
 }
@@ -126,7 +136,11 @@ function groupsOf(entry: Entry): Group[] {
         if (ts.isIdentifier(declaration.name)) add(own, declaration.name.text, checker.getSymbolAtLocation(declaration.name));
       }
     } else if (
-      (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isEnumDeclaration(statement)) &&
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement) ||
+        ts.isEnumDeclaration(statement)) &&
       statement.name
     ) {
       add(own, statement.name.text, checker.getSymbolAtLocation(statement.name));

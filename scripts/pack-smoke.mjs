@@ -30,11 +30,27 @@ try {
   const mcpSdk = manifest.devDependencies?.["@modelcontextprotocol/sdk"] ?? "latest";
   const otelApi = manifest.devDependencies?.["@opentelemetry/api"] ?? "latest";
   const redis = manifest.devDependencies?.redis ?? "latest";
-  run("npm", ["install", "--no-audit", "--no-fund", tarball, `openai@${openai}`, `@modelcontextprotocol/sdk@${mcpSdk}`, `@opentelemetry/api@${otelApi}`, `redis@${redis}`], project);
+  run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      tarball,
+      `openai@${openai}`,
+      `@modelcontextprotocol/sdk@${mcpSdk}`,
+      `@opentelemetry/api@${otelApi}`,
+      `redis@${redis}`,
+    ],
+    project,
+  );
 
   const entries = Object.keys(manifest.exports).filter((key) => key !== "./package.json");
   const script = entries
-    .map((key, index) => `import * as e${index} from "${manifest.name}${key === "." ? "" : key.slice(1)}"; if (Object.keys(e${index}).length === 0) throw new Error("${key} exports nothing");`)
+    .map(
+      (key, index) =>
+        `import * as e${index} from "${manifest.name}${key === "." ? "" : key.slice(1)}"; if (Object.keys(e${index}).length === 0) throw new Error("${key} exports nothing");`,
+    )
     .join("\n");
   writeFileSync(join(project, "check.mjs"), `${script}\nconsole.log("smoke: imported ${entries.join(", ")}");\n`);
   process.stdout.write(run("node", ["check.mjs"], project));
@@ -48,7 +64,10 @@ try {
   );
   process.stdout.write(run("node", ["mcp.mjs"], project));
   // ./otel runs on the API alone (its no-op tracer here), and only ./otel ever names the API.
-  writeFileSync(join(project, "otel.mjs"), `import { otelRun } from "${manifest.name}/otel"; const run = otelRun(); run.onEvent({ kind: "done", outcome: "answered" }); run.end(); console.log("smoke: ./otel traced a run on the no-op API");\n`);
+  writeFileSync(
+    join(project, "otel.mjs"),
+    `import { otelRun } from "${manifest.name}/otel"; const run = otelRun(); run.onEvent({ kind: "done", outcome: "answered" }); run.end(); console.log("smoke: ./otel traced a run on the no-op API");\n`,
+  );
   process.stdout.write(run("node", ["otel.mjs"], project));
   const installed = join(project, "node_modules", ...manifest.name.split("/"), "dist");
   const naming = ["index.js", "spec.js", "testing.js", "cli.js"].filter((file) => readFileSync(join(installed, file), "utf8").includes("@opentelemetry/"));

@@ -16,7 +16,9 @@ for (const file of report.testResults ?? []) {
   }
 }
 const enabled = Boolean(process.env.AGENT_CORE_LLAMA_SERVER && process.env.AGENT_CORE_LLAMA_MODELS);
-console.log(`ci: ${ran} real-server tests ran in ${files.size} files (${skipped} skipped)${enabled ? "" : "; the tier is off: AGENT_CORE_LLAMA_SERVER is unset"}`);
+console.log(
+  `ci: ${ran} real-server tests ran in ${files.size} files (${skipped} skipped)${enabled ? "" : "; the tier is off: AGENT_CORE_LLAMA_SERVER is unset"}`,
+);
 if (enabled && ran === 0) {
   console.error("ci: the real-server tier was enabled but no test of it ran");
   process.exit(1);

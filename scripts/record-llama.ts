@@ -23,7 +23,9 @@ const out = join(root, "test/fixtures/llama.cpp");
 const binary = process.env.AGENT_CORE_LLAMA_SERVER;
 const models = process.env.AGENT_CORE_LLAMA_MODELS;
 if (!binary || !models) {
-  console.error("record:llama: set AGENT_CORE_LLAMA_SERVER to a llama-server binary and AGENT_CORE_LLAMA_MODELS to a folder holding tiny.gguf and tiny-think.gguf");
+  console.error(
+    "record:llama: set AGENT_CORE_LLAMA_SERVER to a llama-server binary and AGENT_CORE_LLAMA_MODELS to a folder holding tiny.gguf and tiny-think.gguf",
+  );
   process.exit(2);
 }
 const server = resolve(binary);
@@ -93,7 +95,10 @@ async function start(model: "tiny" | "tiny-think", flags: string[], ready = true
       await running.stop();
       throw new Error("llama-server was not ready within 30 s");
     }
-    const status = await fetch(`${origin}/health`).then((response) => response.status, () => 0);
+    const status = await fetch(`${origin}/health`).then(
+      (response) => response.status,
+      () => 0,
+    );
     if (status === 200) return running;
     await new Promise((done) => setTimeout(done, 50));
   }
@@ -128,7 +133,8 @@ async function exchange(origin: string, method: string, path: string, body?: unk
     if (!VOLATILE.has(name)) kept[name] = value;
   });
   const request: Exchange["request"] = { method, path, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(body === undefined ? {} : { body }) };
-  if ((response.headers.get("content-type") ?? "").includes("text/event-stream")) return { request, response: { status: response.status, headers: kept, events: readEvents(text) } };
+  if ((response.headers.get("content-type") ?? "").includes("text/event-stream"))
+    return { request, response: { status: response.status, headers: kept, events: readEvents(text) } };
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);
@@ -163,7 +169,10 @@ async function withGrammar(running: Running, path: string, body: unknown): Promi
 }
 
 function hasToolCall(found: Exchange): boolean {
-  return (found.response.events ?? []).some((event) => JSON.stringify(event).includes('"tool_calls"')) || JSON.stringify(found.response.body ?? "").includes('"tool_calls"');
+  return (
+    (found.response.events ?? []).some((event) => JSON.stringify(event).includes('"tool_calls"')) ||
+    JSON.stringify(found.response.body ?? "").includes('"tool_calls"')
+  );
 }
 
 /** Sends a request until its answer shows what `wanted` looks for, at most `tries` times (the model is random); the last answer is kept either way. */
@@ -218,7 +227,11 @@ const WORD_TOOL: ToolDefinition = {
     parameters: { type: "object", properties: { word: { type: "string", maxLength: 10 } }, required: ["word"] },
   },
 };
-const BOUNDED = { type: "object", properties: { word: { type: "string", maxLength: 10 }, count: { type: "integer", minimum: 1, maximum: 9 } }, required: ["word", "count"] };
+const BOUNDED = {
+  type: "object",
+  properties: { word: { type: "string", maxLength: 10 }, count: { type: "integer", minimum: 1, maximum: 9 } },
+  required: ["word", "count"],
+};
 
 mkdirSync(out, { recursive: true });
 const stops: Array<() => Promise<void>> = [];
@@ -267,18 +280,31 @@ try {
   });
   write("props", "GET /props of a ready server.", main, { props });
   write("stream", "A streamed answer with usage asked for and without, and one that is not streamed.", main, {
-    withUsage: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", stream: true, stream_options: { include_usage: true }, max_tokens: 8, messages: hi }),
+    withUsage: await exchange(main.origin, "POST", CHAT, {
+      model: "tiny.gguf",
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 8,
+      messages: hi,
+    }),
     withoutUsage: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", stream: true, max_tokens: 8, messages: hi }),
     notStreamed: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", max_tokens: 8, messages: hi }),
   });
-  const call = { model: "tiny.gguf", max_tokens: 60, messages: [{ role: "user", content: "Record a word." }], tools: relaxTools([WORD_TOOL]), tool_choice: "required" };
+  const call = {
+    model: "tiny.gguf",
+    max_tokens: 60,
+    messages: [{ role: "user", content: "Record a word." }],
+    tools: relaxTools([WORD_TOOL]),
+    tool_choice: "required",
+  };
   write("tool-calls", "Tool calls streamed and not, under tool_choice required, with a relaxed tool.", main, {
     streamed: await untilToolCall(main.origin, { ...call, stream: true }),
     notStreamed: await untilToolCall(main.origin, call),
   });
   const verbose = await start("tiny", ["-c", "2048", "--jinja", "-v"]);
   stops.push(verbose.stop);
-  const setup = (body: Record<string, unknown>) => withGrammar(verbose, CHAT, { model: "tiny.gguf", max_tokens: 1, messages: [{ role: "user", content: "Record a word." }], ...body });
+  const setup = (body: Record<string, unknown>) =>
+    withGrammar(verbose, CHAT, { model: "tiny.gguf", max_tokens: 1, messages: [{ role: "user", content: "Record a word." }], ...body });
   write("grammar", "The grammar the server builds (from its verbose log) for the same bounds sent relaxed and strict, and under each tool_choice.", verbose, {
     toolRelaxed: await setup({ tools: relaxTools([WORD_TOOL]) }),
     toolStrict: await setup({ tools: sanitizeTools([WORD_TOOL]) }),
@@ -292,21 +318,47 @@ try {
   await verbose.stop();
   const refuse = (body: Record<string, unknown>) => exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", max_tokens: 4, messages: hi, ...body });
   const format = (schema: unknown) => ({ response_format: { type: "json_schema", json_schema: { name: "answer", schema } } });
-  write("refusals", "What the server refuses in a request body: schemas its converter or grammar parser cannot take, a tool_choice it does not know, both continuation flags.", main, {
-    unanchoredPattern: await refuse(format({ type: "object", properties: { code: { type: "string", pattern: "[A-Z]{3}" } } })),
-    unknownType: await refuse(format({ type: "object", properties: { a: { type: "foo" } } })),
-    unresolvedRef: await refuse(format({ type: "object", properties: { a: { $ref: "#/$defs/nope" } } })),
-    repetitionBound: await refuse(format({ type: "object", properties: { a: { type: "string", maxLength: 100000 } } })),
-    toolPattern: await refuse({ tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { code: { type: "string", pattern: "[A-Z]{3}" } } } } }] }),
-    unknownToolChoice: await refuse({ tools: relaxTools([WORD_TOOL]), tool_choice: "bogus" }),
-    bothContinuationFlags: await refuse({ continue_final_message: true, add_generation_prompt: true, messages: [...hi, { role: "assistant", content: "One, two," }] }),
-  });
-  const prefill = [{ role: "user", content: "Count from one to five." }, { role: "assistant", content: "One, two," }];
-  write("prefill", "A trailing assistant message: streamed and not the reply starts with it; with continue_final_message and add_generation_prompt false it does not.", main, {
-    streamed: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", stream: true, max_tokens: 6, messages: prefill }),
-    notStreamed: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", max_tokens: 6, messages: prefill }),
-    continued: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", stream: true, max_tokens: 6, messages: prefill, continue_final_message: true, add_generation_prompt: false }),
-  });
+  write(
+    "refusals",
+    "What the server refuses in a request body: schemas its converter or grammar parser cannot take, a tool_choice it does not know, both continuation flags.",
+    main,
+    {
+      unanchoredPattern: await refuse(format({ type: "object", properties: { code: { type: "string", pattern: "[A-Z]{3}" } } })),
+      unknownType: await refuse(format({ type: "object", properties: { a: { type: "foo" } } })),
+      unresolvedRef: await refuse(format({ type: "object", properties: { a: { $ref: "#/$defs/nope" } } })),
+      repetitionBound: await refuse(format({ type: "object", properties: { a: { type: "string", maxLength: 100000 } } })),
+      toolPattern: await refuse({
+        tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { code: { type: "string", pattern: "[A-Z]{3}" } } } } }],
+      }),
+      unknownToolChoice: await refuse({ tools: relaxTools([WORD_TOOL]), tool_choice: "bogus" }),
+      bothContinuationFlags: await refuse({
+        continue_final_message: true,
+        add_generation_prompt: true,
+        messages: [...hi, { role: "assistant", content: "One, two," }],
+      }),
+    },
+  );
+  const prefill = [
+    { role: "user", content: "Count from one to five." },
+    { role: "assistant", content: "One, two," },
+  ];
+  write(
+    "prefill",
+    "A trailing assistant message: streamed and not the reply starts with it; with continue_final_message and add_generation_prompt false it does not.",
+    main,
+    {
+      streamed: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", stream: true, max_tokens: 6, messages: prefill }),
+      notStreamed: await exchange(main.origin, "POST", CHAT, { model: "tiny.gguf", max_tokens: 6, messages: prefill }),
+      continued: await exchange(main.origin, "POST", CHAT, {
+        model: "tiny.gguf",
+        stream: true,
+        max_tokens: 6,
+        messages: prefill,
+        continue_final_message: true,
+        add_generation_prompt: false,
+      }),
+    },
+  );
   await main.stop();
 
   const small = await start("tiny", ["-c", "512", "--jinja"]);
@@ -346,12 +398,26 @@ try {
     // Under deepseek the scratchpad comes in reasoning_content; under none it stays in content, <think> first.
     const thought = mode === "deepseek" ? hasReasoning : (found: Exchange) => JSON.stringify(found.response.events ?? []).includes("<think>");
     reasoning[`${mode}Streamed`] = await until(think.origin, { model: "tiny-think.gguf", stream: true, max_tokens: 12, messages: hi }, thought);
-    reasoning[`${mode}LowestEffort`] = await until(think.origin, { model: "tiny-think.gguf", stream: true, max_tokens: 12, reasoning_effort: "none", messages: hi }, thought);
+    reasoning[`${mode}LowestEffort`] = await until(
+      think.origin,
+      { model: "tiny-think.gguf", stream: true, max_tokens: 12, reasoning_effort: "none", messages: hi },
+      thought,
+    );
     reasoning[`${mode}Prefill`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", max_tokens: 6, messages: prefill });
-    reasoning[`${mode}JsonSchema`] = await exchange(think.origin, "POST", CHAT, { model: "tiny-think.gguf", max_tokens: 12, messages: hi, ...format(relaxSchema(BOUNDED)) });
+    reasoning[`${mode}JsonSchema`] = await exchange(think.origin, "POST", CHAT, {
+      model: "tiny-think.gguf",
+      max_tokens: 12,
+      messages: hi,
+      ...format(relaxSchema(BOUNDED)),
+    });
     await think.stop();
   }
-  write("reasoning", "tiny-think.gguf (a template that opens <think>) under --reasoning-format deepseek and none: the scratchpad, reasoning_effort none, a prefill, a json_schema.", { flags: ["tiny-think.gguf", "-c", "2048", "--jinja", "--reasoning-format", "deepseek | none"] } as Running, reasoning);
+  write(
+    "reasoning",
+    "tiny-think.gguf (a template that opens <think>) under --reasoning-format deepseek and none: the scratchpad, reasoning_effort none, a prefill, a json_schema.",
+    { flags: ["tiny-think.gguf", "-c", "2048", "--jinja", "--reasoning-format", "deepseek | none"] } as Running,
+    reasoning,
+  );
 
   // A server error inside a 200 stream cannot be asked for; a few tool-calling streams may show one.
   const trying = await start("tiny-think", ["-c", "2048", "--jinja", "--reasoning-format", "deepseek"]);
@@ -360,7 +426,13 @@ try {
   // Seen as a 500 "Failed to update streamed response: ... does not match the expected peg-native format" on grammar-held replies.
   for (let attempt = 0; attempt < Number(process.env.RECORD_IN_STREAM_TRIES ?? 6) && !inStream; attempt += 1) {
     const held = attempt % 2 === 0 ? { tools: relaxTools([WORD_TOOL]) } : format(relaxSchema(BOUNDED));
-    const found = await exchange(trying.origin, "POST", CHAT, { model: "tiny-think.gguf", stream: true, max_tokens: 200, messages: [{ role: "user", content: "Record a word." }], ...held });
+    const found = await exchange(trying.origin, "POST", CHAT, {
+      model: "tiny-think.gguf",
+      stream: true,
+      max_tokens: 200,
+      messages: [{ role: "user", content: "Record a word." }],
+      ...held,
+    });
     if ((found.response.events ?? []).some((event) => typeof event === "object" && event !== null && "error" in event)) inStream = found;
   }
   await trying.stop();

@@ -259,16 +259,7 @@ export {
 export type { LoadResolution, ProxiedCall, DefinitionLine } from "./run/tool-loading.js";
 
 // run-calls
-export {
-  readCalls,
-  runCalls,
-  preview,
-  readToolResult,
-  STOPPED_DURING_CALL,
-  STOPPED_BEFORE_CALL,
-  PREVIEW_CHARS,
-  MAX_RESULT_CHARS,
-} from "./run/run-calls.js";
+export { readCalls, runCalls, preview, readToolResult, STOPPED_DURING_CALL, STOPPED_BEFORE_CALL, PREVIEW_CHARS, MAX_RESULT_CHARS } from "./run/run-calls.js";
 export type { Dispatch, ReadCall, ReadCallsOptions, CallRoute, RunCallsOptions, CallsRun, CallCheck, OpenCall } from "./run/run-calls.js";
 
 // agent-loop

@@ -8,34 +8,43 @@
  * top-level function of the same name, bound to that runtime's own state.
  */
 
-import { resumeAgentLoop, resumeAgentLoopIn, runAgentLoop, runAgentLoopIn } from "./run/agent-loop.js";
-import { calibrate, calibrateIn, charsPerTokenFor, charsPerTokenForIn } from "./wire/calibration.js";
-import { capabilitiesFor, capabilitiesForIn, modelCapabilitiesFor, modelCapabilitiesForIn } from "./wire/capabilities.js";
-import { contextLimitFor, contextLimitForIn, getClient, getClientIn, listModels, listModelsIn, servedWindow, servedWindowIn } from "./wire/client.js";
+import { type resumeAgentLoop, resumeAgentLoopIn, type runAgentLoop, runAgentLoopIn } from "./run/agent-loop.js";
+import { type calibrate, calibrateIn, type charsPerTokenFor, charsPerTokenForIn } from "./wire/calibration.js";
+import { type capabilitiesFor, capabilitiesForIn, type modelCapabilitiesFor, modelCapabilitiesForIn } from "./wire/capabilities.js";
 import {
-  configureEvents,
+  type contextLimitFor,
+  contextLimitForIn,
+  type getClient,
+  getClientIn,
+  type listModels,
+  listModelsIn,
+  type servedWindow,
+  servedWindowIn,
+} from "./wire/client.js";
+import {
+  type configureEvents,
   configureEventsIn,
-  emit,
+  type emit,
   emitIn,
-  endRun,
+  type endRun,
   endRunIn,
-  history,
+  type history,
   historyIn,
-  resetEvents,
+  type resetEvents,
   resetEventsIn,
-  watch,
+  type watch,
   watchIn,
 } from "./run/events.js";
 import {
-  assembleContext,
+  type assembleContext,
   assembleContextIn,
-  configureHooks,
+  type configureHooks,
   configureHooksIn,
-  gather,
+  type gather,
   gatherIn,
-  resetHooks,
+  type resetHooks,
   resetHooksIn,
-  withContext,
+  type withContext,
   withContextIn,
 } from "./run/hooks.js";
 import { createState, defaultState, slotNames, type RuntimeState } from "./state/state.js";
@@ -43,10 +52,10 @@ import type { RuntimeBackend } from "./state/backend.js";
 
 export type { RuntimeBackend, RunFollower, SharedLatches } from "./state/backend.js";
 import { createStateOn, resetStateIn } from "./run/backend-link.js";
-import { preselect, preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./run/preselect.js";
-import { runTurn, runTurnIn } from "./turn/run-turn.js";
-import { ask, askIn, askJson, askJsonIn, askReply, askReplyIn, summariser, summariserIn } from "./turn/side-task.js";
-import { exportCapabilities, exportCapabilitiesIn, importCapabilities, importCapabilitiesIn } from "./wire/snapshot.js";
+import { type preselect, type preselectByKeywords, preselectByKeywordsIn, preselectIn } from "./run/preselect.js";
+import { type runTurn, runTurnIn } from "./turn/run-turn.js";
+import { type ask, askIn, type askJson, askJsonIn, type askReply, askReplyIn, type summariser, summariserIn } from "./turn/side-task.js";
+import { type exportCapabilities, exportCapabilitiesIn, type importCapabilities, importCapabilitiesIn } from "./wire/snapshot.js";
 
 /** One isolated set of caches and latches, with every function that reads them bound to it. */
 export interface Runtime {

@@ -23,7 +23,6 @@ export const SPEC_FEATURES: readonly string[] = BASE_FEATURES;
 /** The lifecycle points a hook entry may name in its `event`. */
 export const SPEC_HOOK_EVENTS: readonly string[] = HOOK_EVENTS;
 
-
 /** The tool-step limit a resolved agent gets when no layer states `tools.maxIterations`; the loop's own default too. */
 export const DEFAULT_MAX_TOOL_ITERATIONS = SHARED_MAX_TOOL_ITERATIONS;
 
@@ -296,7 +295,12 @@ export function resolveAgentSpec(layers: readonly AgentSpec[]): ResolvedAgent {
     }
     const toolSection = section(layer, "tools");
     if (toolSection) {
-      const pairs = [["servers", "servers"], ["discovery", "toolDiscovery"], ["maxIterations", "maxToolIterations"], ["toolSelectModel", "toolSelectModel"]];
+      const pairs = [
+        ["servers", "servers"],
+        ["discovery", "toolDiscovery"],
+        ["maxIterations", "maxToolIterations"],
+        ["toolSelectModel", "toolSelectModel"],
+      ];
       for (const [from, to] of pairs) if (present(ownValue(toolSection, from as string))) tools[to as string] = copy(ownValue(toolSection, from as string));
     }
     mergeByKey(prompt, list(layer, "prompt"), "id");

@@ -343,8 +343,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       queue.push(...responses);
     },
     pending: () => queue.length,
-    chatBodies: () =>
-      requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH).map((r) => (isPlainRecord(r.body) ? r.body : {})),
+    chatBodies: () => requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH).map((r) => (isPlainRecord(r.body) ? r.body : {})),
     chatRequests: () => requests.filter((r) => r.method === "POST" && r.path === CHAT_PATH),
     close: () => {
       closing ??= new Promise<void>((resolve) => {

@@ -86,7 +86,9 @@ describe("the demo", () => {
     expect(output).toMatch(/\n! notice The reply was cut off at the 64-token ceiling \(maxTokens\)\.\nanswer, continued: \S/);
     expect(output).toMatch(/finish stop, over 2 requests\n/);
     const joined = /answer, joined: (.*)\n/.exec(output)?.[1] ?? "";
-    expect(joined).toMatch(/^The project folder holds (\d+) entries \(\d+ folders and \d+ files\), and \1 × 2\.5 \+ 4 = [\d.]+\. .* come straight from the tools\.$/);
+    expect(joined).toMatch(
+      /^The project folder holds (\d+) entries \(\d+ folders and \d+ files\), and \1 × 2\.5 \+ 4 = [\d.]+\. .* come straight from the tools\.$/,
+    );
     const streamed = /answer: (.*)\n/.exec(output)?.[1] ?? "";
     const continued = /answer, continued:(.*)\n/.exec(output)?.[1] ?? "";
     expect(streamed + continued).toBe(joined);
@@ -349,30 +351,39 @@ describe("the probe", () => {
   });
 
   it("writes a snapshot that makes a fresh runtime's first request the learned one", async () => {
-    await withServer({ profile: "openai", refuse: { maxTokens: true, temperature: true, reasoningEffort: ["none"], streamOptions: true }, respond: probeModel() }, async (server) => {
-      const report = await probeEndpoint({ baseUrl: server.baseUrl });
-      const fresh = createState();
-      try {
-        expect(importCapabilitiesIn(fresh, JSON.parse(JSON.stringify(report.snapshot))).ignored).toEqual([]);
-        const before = server.chatRequests().length;
-        const config = { model: "loopback-model", maxTokens: 200, temperature: 0.3, reasoningEffort: "none" };
-        const supports = capabilitiesForIn(fresh, server.baseUrl);
-        await runTurnIn(fresh, getClientIn(fresh, { baseUrl: server.baseUrl }), supports, (current, model) => buildBody(config, current, model, [{ role: "user", content: "hi" }]), {
-          model: "loopback-model",
-        });
-        const sent = server.chatRequests().slice(before);
-        expect(sent).toHaveLength(1);
-        expect(sent[0]?.refused).toBeUndefined();
-        const body = sent[0]?.body as Record<string, unknown>;
-        expect(body.max_completion_tokens).toBe(200);
-        expect(body).not.toHaveProperty("max_tokens");
-        expect(body).not.toHaveProperty("temperature");
-        expect(body).not.toHaveProperty("stream_options");
-        expect(body.reasoning_effort).toBe("minimal");
-      } finally {
-        clearState(fresh);
-      }
-    });
+    await withServer(
+      { profile: "openai", refuse: { maxTokens: true, temperature: true, reasoningEffort: ["none"], streamOptions: true }, respond: probeModel() },
+      async (server) => {
+        const report = await probeEndpoint({ baseUrl: server.baseUrl });
+        const fresh = createState();
+        try {
+          expect(importCapabilitiesIn(fresh, JSON.parse(JSON.stringify(report.snapshot))).ignored).toEqual([]);
+          const before = server.chatRequests().length;
+          const config = { model: "loopback-model", maxTokens: 200, temperature: 0.3, reasoningEffort: "none" };
+          const supports = capabilitiesForIn(fresh, server.baseUrl);
+          await runTurnIn(
+            fresh,
+            getClientIn(fresh, { baseUrl: server.baseUrl }),
+            supports,
+            (current, model) => buildBody(config, current, model, [{ role: "user", content: "hi" }]),
+            {
+              model: "loopback-model",
+            },
+          );
+          const sent = server.chatRequests().slice(before);
+          expect(sent).toHaveLength(1);
+          expect(sent[0]?.refused).toBeUndefined();
+          const body = sent[0]?.body as Record<string, unknown>;
+          expect(body.max_completion_tokens).toBe(200);
+          expect(body).not.toHaveProperty("max_tokens");
+          expect(body).not.toHaveProperty("temperature");
+          expect(body).not.toHaveProperty("stream_options");
+          expect(body.reasoning_effort).toBe("minimal");
+        } finally {
+          clearState(fresh);
+        }
+      },
+    );
   });
 
   it("prints the table, what it spent, and writes the snapshot file", async () => {
@@ -427,7 +438,10 @@ describe("the probe", () => {
     await withServer({ profile: "llama.cpp", respond: thinking }, async (server) => {
       const report = await probeEndpoint({ baseUrl: server.baseUrl });
       const row = report.findings.find((finding) => finding.capability === "reasoningEffort");
-      expect(row).toMatchObject({ status: "ignored", detail: expect.stringMatching(/^reasoning_effort none was taken, yet 22 characters of reasoning still came/) });
+      expect(row).toMatchObject({
+        status: "ignored",
+        detail: expect.stringMatching(/^reasoning_effort none was taken, yet 22 characters of reasoning still came/),
+      });
       expect(server.chatBodies()[0]?.reasoning_effort).toBe("none");
       expect(disagreements(report)).toEqual([]);
     });
@@ -451,7 +465,11 @@ describe("the probe", () => {
 
   it("reports a sampler that cannot hold a reply to a schema as json_schema refused, not strict schemas, in the table and the snapshot", async () => {
     // What llama-server answers every json_schema request under --reasoning-format none with a thinking template.
-    const failed: Scripted = { kind: "error", status: 400, body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } } };
+    const failed: Scripted = {
+      kind: "error",
+      status: 400,
+      body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } },
+    };
     const sampler = (request: RecordedRequest): Scripted => ((request.body as { response_format?: unknown }).response_format ? failed : probeModel()(request));
     await withServer({ profile: "llama.cpp", respond: sampler }, async (server) => {
       const report = await probeEndpoint({ baseUrl: server.baseUrl });
@@ -519,7 +537,10 @@ describe("the built agent-core binary", () => {
   }
 
   function expectOneLine(stderr: string, pattern: RegExp): void {
-    const lines = stderr.trim().split("\n").filter((line) => !line.endsWith("…"));
+    const lines = stderr
+      .trim()
+      .split("\n")
+      .filter((line) => !line.endsWith("…"));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(pattern);
     expect(stderr).not.toMatch(/\n\s+at /);
@@ -590,7 +611,14 @@ describe("the built agent-core binary", () => {
       return {
         kind: "error",
         status: 404,
-        body: { error: { message: `The model \`${model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } },
+        body: {
+          error: {
+            message: `The model \`${model}\` does not exist or you do not have access to it.`,
+            type: "invalid_request_error",
+            param: null,
+            code: "model_not_found",
+          },
+        },
       };
     };
     await withServer({ respond }, async (server) => {

@@ -39,16 +39,20 @@ describe("the examples", () => {
     expect(readFileSync(resolve(root, "README.md"), "utf8")).toContain(`\`\`\`ts\n${program}\n\`\`\``);
   });
 
-  it.each(examples)("runs %s against the loopback endpoint playing the model", async (example) => {
-    const { stdout } = await node(["examples/run.ts", example]);
-    expect(stdout).toContain("(played by the loopback endpoint) The last tool said:");
-    if (example === "quick-start") expect(stdout.trim().split("\n").at(-1)).toBe("Lisbon: 21°C and clear");
-    if (example === "mcp") {
-      expect(stdout).toContain("[load_tools] {\"name\":\"list_directory\"");
-      expect(stdout).toMatch(/\[list_directory\] \[FILE\] \S+\.ts/);
-      expect(stdout).toContain("[FILE] quick-start.ts");
-    }
-  }, 120_000);
+  it.each(examples)(
+    "runs %s against the loopback endpoint playing the model",
+    async (example) => {
+      const { stdout } = await node(["examples/run.ts", example]);
+      expect(stdout).toContain("(played by the loopback endpoint) The last tool said:");
+      if (example === "quick-start") expect(stdout.trim().split("\n").at(-1)).toBe("Lisbon: 21°C and clear");
+      if (example === "mcp") {
+        expect(stdout).toContain('[load_tools] {"name":"list_directory"');
+        expect(stdout).toMatch(/\[list_directory\] \[FILE\] \S+\.ts/);
+        expect(stdout).toContain("[FILE] quick-start.ts");
+      }
+    },
+    120_000,
+  );
 
   it("runs the quick start as written against a server given by AGENT_CORE_BASE_URL", async () => {
     const server = await startEndpoint({ profile: "vllm" });

@@ -35,9 +35,7 @@ describe("the import graph", () => {
 
   it("fails a tree with a deliberate upward import", () => {
     const tree = readImports(resolve(fixtures, "upward/src"));
-    expect(layerViolations(tree.modules, tree.edges)).toEqual([
-      "shapes/turn → run/ledger (type-only): shapes/ (layer 1) imports the higher run/ (layer 6)",
-    ]);
+    expect(layerViolations(tree.modules, tree.edges)).toEqual(["shapes/turn → run/ledger (type-only): shapes/ (layer 1) imports the higher run/ (layer 6)"]);
   });
 
   it("fails a tree with a cycle closed by a type-only import", () => {

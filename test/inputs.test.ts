@@ -40,14 +40,30 @@ function good(): AgentLoopOptions {
 
 const loopCases: { input: string; field: RegExp; change: (options: AgentLoopOptions) => unknown }[] = [
   { input: "messages as a string", field: /messages must be an array.*given "hello"/, change: (options) => ({ ...options, messages: "hello" }) },
-  { input: "a config without model", field: /config\.model .*given undefined/, change: (options) => ({ ...options, config: { ...options.config, model: undefined } }) },
+  {
+    input: "a config without model",
+    field: /config\.model .*given undefined/,
+    change: (options) => ({ ...options, config: { ...options.config, model: undefined } }),
+  },
   { input: "an empty model", field: /config\.model .*given ""/, change: (options) => ({ ...options, config: { ...options.config, model: "" } }) },
   { input: "no config", field: /config must be an object.*given undefined/, change: (options) => ({ ...options, config: undefined }) },
-  { input: "a base URL that is not a URL", field: /config\.baseUrl is not a URL.*given "not a url"/, change: (options) => ({ ...options, config: { ...options.config, baseUrl: "not a url" } }) },
-  { input: "no base URL", field: /config\.baseUrl .*given undefined/, change: (options) => ({ ...options, config: { ...options.config, baseUrl: undefined } }) },
+  {
+    input: "a base URL that is not a URL",
+    field: /config\.baseUrl is not a URL.*given "not a url"/,
+    change: (options) => ({ ...options, config: { ...options.config, baseUrl: "not a url" } }),
+  },
+  {
+    input: "no base URL",
+    field: /config\.baseUrl .*given undefined/,
+    change: (options) => ({ ...options, config: { ...options.config, baseUrl: undefined } }),
+  },
   { input: "a tool without function", field: /tools\[1\] has no `function`/, change: (options) => ({ ...options, tools: [tool, { type: "function" }] }) },
   { input: "a tool that is not an object", field: /tools\[0\] is "read_file"/, change: (options) => ({ ...options, tools: ["read_file"] }) },
-  { input: "a tool name with spaces", field: /tools\[0\] has the name "read a file", which an OpenAI-compatible server refuses/, change: (options) => ({ ...options, tools: [{ type: "function", function: { name: "read a file" } }] }) },
+  {
+    input: "a tool name with spaces",
+    field: /tools\[0\] has the name "read a file", which an OpenAI-compatible server refuses/,
+    change: (options) => ({ ...options, tools: [{ type: "function", function: { name: "read a file" } }] }),
+  },
   { input: "tools that are not an array", field: /tools must be an array.*given an object/, change: (options) => ({ ...options, tools: { read_file: tool } }) },
   { input: "tools without dispatch", field: /dispatch must be a function.*given undefined/, change: (options) => ({ ...options, dispatch: undefined }) },
 ];
@@ -77,20 +93,47 @@ describe("runAgentLoop's input checks", () => {
   });
 
   it("names config.baseUrl where fetch refuses the port", async () => {
-    const error = await runtime.runAgentLoop({ ...good(), config: { ...good().config, baseUrl: "http://127.0.0.1:6000/v1" } }).catch((caught: unknown) => caught);
+    const error = await runtime
+      .runAgentLoop({ ...good(), config: { ...good().config, baseUrl: "http://127.0.0.1:6000/v1" } })
+      .catch((caught: unknown) => caught);
     expect((error as Error).message).toMatch(/Could not reach config\.baseUrl "http:\/\/127\.0\.0\.1:6000\/v1".*bad port/);
   });
 });
 
 describe("the lower functions' input checks", () => {
   const cases: { input: string; field: RegExp; call: () => unknown }[] = [
-    { input: "getClient with a base URL that is not a URL", field: /config\.baseUrl is not a URL.*given "not a url"/, call: () => runtime.getClient({ baseUrl: "not a url" }) },
+    {
+      input: "getClient with a base URL that is not a URL",
+      field: /config\.baseUrl is not a URL.*given "not a url"/,
+      call: () => runtime.getClient({ baseUrl: "not a url" }),
+    },
     { input: "getClient with no base URL", field: /config\.baseUrl .*given undefined/, call: () => runtime.getClient({} as never) },
-    { input: "streamTurn without a model", field: /config\.model .*given undefined/, call: () => streamTurn(runtime.getClient({ baseUrl: server.baseUrl }), { messages: [] } as never) },
-    { input: "streamTurn with messages as a string", field: /messages .*must be an array.*given "hello"/, call: () => streamTurn(runtime.getClient({ baseUrl: server.baseUrl }), { model: "m", messages: "hello" } as never) },
-    { input: "streamTurn without a client", field: /streamTurn needs an OpenAI client.*given undefined/, call: () => streamTurn(undefined as never, { model: "m", messages: [] }) },
-    { input: "runTurn without a client", field: /runTurn needs an OpenAI client.*given undefined/, call: () => runTurn(undefined as never, runtime.capabilitiesFor(server.baseUrl), () => ({ model: "m", messages: [] })) },
-    { input: "runTurn whose body has no model", field: /config\.model .*given undefined/, call: () => runTurn(runtime.getClient({ baseUrl: server.baseUrl }), runtime.capabilitiesFor(server.baseUrl), () => ({ messages: [] }) as never, { maxRetries: 0 }) },
+    {
+      input: "streamTurn without a model",
+      field: /config\.model .*given undefined/,
+      call: () => streamTurn(runtime.getClient({ baseUrl: server.baseUrl }), { messages: [] } as never),
+    },
+    {
+      input: "streamTurn with messages as a string",
+      field: /messages .*must be an array.*given "hello"/,
+      call: () => streamTurn(runtime.getClient({ baseUrl: server.baseUrl }), { model: "m", messages: "hello" } as never),
+    },
+    {
+      input: "streamTurn without a client",
+      field: /streamTurn needs an OpenAI client.*given undefined/,
+      call: () => streamTurn(undefined as never, { model: "m", messages: [] }),
+    },
+    {
+      input: "runTurn without a client",
+      field: /runTurn needs an OpenAI client.*given undefined/,
+      call: () => runTurn(undefined as never, runtime.capabilitiesFor(server.baseUrl), () => ({ model: "m", messages: [] })),
+    },
+    {
+      input: "runTurn whose body has no model",
+      field: /config\.model .*given undefined/,
+      call: () =>
+        runTurn(runtime.getClient({ baseUrl: server.baseUrl }), runtime.capabilitiesFor(server.baseUrl), () => ({ messages: [] }) as never, { maxRetries: 0 }),
+    },
     { input: "runCalls without dispatch", field: /dispatch must be a function/, call: () => runCalls([], {} as never) },
   ];
 
@@ -105,7 +148,11 @@ describe("side tasks that cannot run", () => {
   const cases: { input: string; field: RegExp; args: [unknown, unknown, unknown] }[] = [
     { input: "a base URL that is not a URL", field: /config\.baseUrl is not a URL.*given "not a url"/, args: [{ baseUrl: "not a url" }, "m", "hi"] },
     { input: "no model", field: /its model must be a non-empty string; given undefined/, args: [{ baseUrl: "http://127.0.0.1:9/v1" }, undefined, "hi"] },
-    { input: "an input that is a number", field: /its input must be a string or an array of content parts; given 42/, args: [{ baseUrl: "http://127.0.0.1:9/v1" }, "m", 42] },
+    {
+      input: "an input that is a number",
+      field: /its input must be a string or an array of content parts; given 42/,
+      args: [{ baseUrl: "http://127.0.0.1:9/v1" }, "m", 42],
+    },
   ];
 
   it.each(cases)("answer undefined and say why, naming the field, for $input", async ({ field, args: [endpoint, model, input] }) => {

@@ -24,7 +24,10 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
   beforeAll(async () => {
     folder = scratchFolder();
     loop = await loopHarness();
-    mcp = await connectMcpServers({ everything: everythingServer(), files: { ...filesystemServer(folder.path), label: "The notes folder" } }, { onNotice: (text) => notices.push(text) });
+    mcp = await connectMcpServers(
+      { everything: everythingServer(), files: { ...filesystemServer(folder.path), label: "The notes folder" } },
+      { onNotice: (text) => notices.push(text) },
+    );
   });
 
   afterAll(async () => {
@@ -38,10 +41,12 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
     expect(mcp.catalog.map((server) => server.name)).toEqual(["everything", "files"]);
     expect(everything).toMatchObject({ name: "everything", label: "Everything Reference Server" });
     expect(files).toMatchObject({ name: "files", label: "The notes folder" });
-    expect(everything!.tools).toEqual(expect.arrayContaining([
-      { name: "echo", description: "Echoes back the input string" },
-      { name: "get-sum", description: "Returns the sum of two numbers" },
-    ]));
+    expect(everything!.tools).toEqual(
+      expect.arrayContaining([
+        { name: "echo", description: "Echoes back the input string" },
+        { name: "get-sum", description: "Returns the sum of two numbers" },
+      ]),
+    );
     expect(files!.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["read_text_file", "list_directory", "write_file"]));
     for (const tool of [...everything!.tools, ...files!.tools]) expect(tool.description ?? "").not.toContain("\n");
   });
@@ -68,7 +73,12 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
   it("runs eager: both servers' tools declared, each call routed to its server, the real outputs in the transcript", async () => {
     const result = await loop.run(
       { messages: question, ...mcp },
-      turn({ toolCalls: [{ id: "c1", name: "get-sum", arguments: { a: 2, b: 3 } }, { id: "c2", name: "read_text_file", arguments: { path: join(folder.path, "notes.txt") } }] }),
+      turn({
+        toolCalls: [
+          { id: "c1", name: "get-sum", arguments: { a: 2, b: 3 } },
+          { id: "c2", name: "read_text_file", arguments: { path: join(folder.path, "notes.txt") } },
+        ],
+      }),
       turn({ content: "5, and you need oat milk." }),
     );
     expect(result.turn.content).toBe("5, and you need oat milk.");
@@ -109,7 +119,10 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
     const bodies = loop.server.chatBodies().slice(before);
     for (const body of bodies) expect((body.tools as ToolDefinition[]).map((tool) => tool.function.name)).toEqual(["call_tool", "load_tools"]);
     const [loaded, listing] = toolText(result.messages);
-    expect(JSON.parse(loaded!.split("\n")[0]!)).toMatchObject({ name: "list_directory", parameters: { type: "object", properties: { path: { type: "string" } } } });
+    expect(JSON.parse(loaded!.split("\n")[0]!)).toMatchObject({
+      name: "list_directory",
+      parameters: { type: "object", properties: { path: { type: "string" } } },
+    });
     expect(listing!.split("\n").sort()).toEqual(["[DIR] archive", "[FILE] notes.txt", "[FILE] todo.md"]);
     expect(result.used).toEqual(["list_directory"]);
     expect(validateTranscript(result.messages)).toEqual([]);
@@ -133,7 +146,9 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
     expect(image!.ok).toBe(true);
     expect(image!.content).toMatch(/^Here's the image you requested:\n\[image image\/png, [\d.]+ kB, not shown\]\nThe image above is the MCP logo\.$/);
     expect(reference!.content).toMatch(/\[resource demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\]\nResource 1: This is a plaintext resource/);
-    expect(links!.content).toContain("Here are 1 resource links to resources available in this server:\n[resource link] Blob Resource 1 <demo://resource/dynamic/blob/1> (text/plain): Resource 1: plaintext resource");
+    expect(links!.content).toContain(
+      "Here are 1 resource links to resources available in this server:\n[resource link] Blob Resource 1 <demo://resource/dynamic/blob/1> (text/plain): Resource 1: plaintext resource",
+    );
     expect(failed).toMatchObject({ name: "echo", ok: false });
     expect(failed!.content).toMatch(/Invalid arguments for tool echo/);
   });
@@ -141,9 +156,9 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
   it("hands back the server's own failed result for bad arguments, and refuses a name no server offers", async () => {
     const failure = await Promise.resolve(mcp.dispatch({ id: "z", name: "get-sum", args: { a: "two" }, raw: "" }, new AbortController().signal));
     expect(failure).toMatchObject({ isError: true });
-    await expect(Promise.resolve().then(() => mcp.dispatch({ id: "z", name: "no-such-tool", args: {}, raw: "" }, new AbortController().signal))).rejects.toThrow(
-      'No connected MCP server offers a tool named "no-such-tool".',
-    );
+    await expect(
+      Promise.resolve().then(() => mcp.dispatch({ id: "z", name: "no-such-tool", args: {}, raw: "" }, new AbortController().signal)),
+    ).rejects.toThrow('No connected MCP server offers a tool named "no-such-tool".');
   });
 
   it("passes the call's signal to the server: a stopped run answers the call in flight and ends", async () => {
@@ -165,7 +180,9 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
   it("fails a call that outlasts timeoutMs with a sentence saying so", async () => {
     const quick = await connectMcpServers({ everything: everythingServer() }, { timeoutMs: 200 });
     try {
-      const call = Promise.resolve(quick.dispatch({ id: "t", name: "trigger-long-running-operation", args: { duration: 3, steps: 3 }, raw: "" }, new AbortController().signal));
+      const call = Promise.resolve(
+        quick.dispatch({ id: "t", name: "trigger-long-running-operation", args: { duration: 3, steps: 3 }, raw: "" }, new AbortController().signal),
+      );
       const error = await call.catch((caught: unknown) => caught);
       expect(McpServerError.is(error)).toBe(true);
       expect(error).toMatchObject({ server: "everything", problem: "timeout", tool: "trigger-long-running-operation" });
@@ -181,7 +198,12 @@ describe("connectMcpServers with the everything and filesystem servers", () => {
     expect(both.catalog.map((server) => server.name)).toEqual(["tools", "everything", "files"]);
     const result = await loop.run(
       { messages: question, ...both },
-      turn({ toolCalls: [{ id: "s1", name: "shout", arguments: { text: "hi" } }, { id: "s2", name: "echo", arguments: { message: "hi" } }] }),
+      turn({
+        toolCalls: [
+          { id: "s1", name: "shout", arguments: { text: "hi" } },
+          { id: "s2", name: "echo", arguments: { message: "hi" } },
+        ],
+      }),
       turn({ content: "Done." }),
     );
     expect(toolText(result.messages)).toEqual(["HI", "Echo: hi"]);
@@ -229,7 +251,9 @@ describe("a server that exits mid-run", () => {
 
 describe("connectMcpServers' own errors", () => {
   it("names a server that cannot be started, and starts none", async () => {
-    const error = await connectMcpServers({ everything: everythingServer(), broken: { command: "/nonexistent/mcp-server" } }).catch((caught: unknown) => caught);
+    const error = await connectMcpServers({ everything: everythingServer(), broken: { command: "/nonexistent/mcp-server" } }).catch(
+      (caught: unknown) => caught,
+    );
     expect(McpServerError.is(error)).toBe(true);
     expect(error).toMatchObject({ server: "broken", problem: "connect" });
     expect((error as Error).message).toMatch(/^The MCP server "broken" could not be connected to: .*ENOENT/);

@@ -41,7 +41,15 @@ function unknownNames(spans: readonly ReadableSpan[], metrics: readonly MetricDa
   return [...names].filter((name) => !published.has(name) && !ours.has(name));
 }
 
-const catalog = [{ name: "web", tools: [{ name: "fetch", description: "Fetch a page" }, { name: "search", description: "Search the web" }] }];
+const catalog = [
+  {
+    name: "web",
+    tools: [
+      { name: "fetch", description: "Fetch a page" },
+      { name: "search", description: "Search the web" },
+    ],
+  },
+];
 
 describe("otelRun on an eager run", () => {
   it("gives an invoke_agent span with a chat span per request and an execute_tool span per call under it", async () => {
@@ -134,7 +142,11 @@ describe("otelRun on an eager run", () => {
       expect(countOf(input)).toBe(2);
       expect((input.value as { sum: number }).sum).toBe(result!.usage.prompt);
       expect((output.value as { sum: number }).sum).toBe(result!.usage.completion);
-      expect(input.attributes).toMatchObject({ [conventions.ATTR_GEN_AI_OPERATION_NAME]: "chat", [conventions.ATTR_GEN_AI_REQUEST_MODEL]: "loopback-model", [conventions.ATTR_SERVER_ADDRESS]: "127.0.0.1" });
+      expect(input.attributes).toMatchObject({
+        [conventions.ATTR_GEN_AI_OPERATION_NAME]: "chat",
+        [conventions.ATTR_GEN_AI_REQUEST_MODEL]: "loopback-model",
+        [conventions.ATTR_SERVER_ADDRESS]: "127.0.0.1",
+      });
       const durations = points(recorded, conventions.METRIC_GEN_AI_CLIENT_OPERATION_DURATION);
       const byOperation = Object.fromEntries(durations.map((point) => [String(point.attributes[conventions.ATTR_GEN_AI_OPERATION_NAME]), countOf(point)]));
       expect(byOperation).toEqual({ chat: 2, invoke_agent: 1 });
@@ -167,31 +179,58 @@ describe("otelRun on an ondemand run", () => {
       ]);
       expect(unended()).toEqual([]);
       const [refused, resent, found, last] = named(all, "chat");
-      expect(refused!.attributes).toMatchObject({ [AGENT_CORE_ATTRIBUTES.requestKind]: "first", [conventions.ATTR_ERROR_TYPE]: "refused", [conventions.ATTR_GEN_AI_REQUEST_TEMPERATURE]: 0.2 });
+      expect(refused!.attributes).toMatchObject({
+        [AGENT_CORE_ATTRIBUTES.requestKind]: "first",
+        [conventions.ATTR_ERROR_TYPE]: "refused",
+        [conventions.ATTR_GEN_AI_REQUEST_TEMPERATURE]: 0.2,
+      });
       expect(refused!.status.code).toBe(SpanStatusCode.ERROR);
-      expect(refused!.events.map((event) => [event.name, event.attributes?.[AGENT_CORE_ATTRIBUTES.refusalField], event.attributes?.[AGENT_CORE_ATTRIBUTES.refusalScope]])).toEqual([
-        [AGENT_CORE_EVENTS.refusal, "temperature", "model"],
-      ]);
+      expect(
+        refused!.events.map((event) => [
+          event.name,
+          event.attributes?.[AGENT_CORE_ATTRIBUTES.refusalField],
+          event.attributes?.[AGENT_CORE_ATTRIBUTES.refusalScope],
+        ]),
+      ).toEqual([[AGENT_CORE_EVENTS.refusal, "temperature", "model"]]);
       expect(refused!.attributes[conventions.ATTR_GEN_AI_USAGE_INPUT_TOKENS]).toBeUndefined();
-      expect(resent!.attributes).toMatchObject({ [AGENT_CORE_ATTRIBUTES.requestKind]: "resend", [AGENT_CORE_ATTRIBUTES.requestAttempt]: 2, [AGENT_CORE_ATTRIBUTES.turnIndex]: 0 });
+      expect(resent!.attributes).toMatchObject({
+        [AGENT_CORE_ATTRIBUTES.requestKind]: "resend",
+        [AGENT_CORE_ATTRIBUTES.requestAttempt]: 2,
+        [AGENT_CORE_ATTRIBUTES.turnIndex]: 0,
+      });
       expect(resent!.attributes[conventions.ATTR_GEN_AI_REQUEST_TEMPERATURE]).toBeUndefined();
       expect(resent!.attributes[conventions.ATTR_GEN_AI_USAGE_INPUT_TOKENS]).toBe(result!.metrics.turnMetrics[0]!.prompt);
       expect(linksTo(resent!, refused!)).toBe(true);
       expect(ms(refused!.endTime)).toBeLessThanOrEqual(ms(resent!.startTime));
       expect(resent!.status.code).toBe(SpanStatusCode.UNSET);
 
-      expect(found!.attributes).toMatchObject({ [AGENT_CORE_ATTRIBUTES.cacheBroken]: true, [AGENT_CORE_ATTRIBUTES.cacheBreakReason]: "tools-changed", [AGENT_CORE_ATTRIBUTES.turnIndex]: 1 });
+      expect(found!.attributes).toMatchObject({
+        [AGENT_CORE_ATTRIBUTES.cacheBroken]: true,
+        [AGENT_CORE_ATTRIBUTES.cacheBreakReason]: "tools-changed",
+        [AGENT_CORE_ATTRIBUTES.turnIndex]: 1,
+      });
       const cacheBreak = found!.events.find((event) => event.name === AGENT_CORE_EVENTS.cacheBreak);
-      expect(cacheBreak?.attributes).toMatchObject({ [AGENT_CORE_ATTRIBUTES.cacheBreakReason]: "tools-changed", [AGENT_CORE_ATTRIBUTES.cacheExpected]: result!.metrics.turnMetrics[1]!.cacheExpected! });
+      expect(cacheBreak?.attributes).toMatchObject({
+        [AGENT_CORE_ATTRIBUTES.cacheBreakReason]: "tools-changed",
+        [AGENT_CORE_ATTRIBUTES.cacheExpected]: result!.metrics.turnMetrics[1]!.cacheExpected!,
+      });
       expect(eventNames(last)).toEqual([]);
       expect(named(all, "invoke_agent")[0]!.attributes[AGENT_CORE_ATTRIBUTES.toolDiscovery]).toBe("ondemand");
 
       const recorded = await metrics();
-      expect(points(recorded, AGENT_CORE_METRICS.refusals).map((point) => [point.attributes[AGENT_CORE_ATTRIBUTES.refusalField], point.attributes[AGENT_CORE_ATTRIBUTES.refusalScope], point.value])).toEqual([
-        ["temperature", "model", 1],
+      expect(
+        points(recorded, AGENT_CORE_METRICS.refusals).map((point) => [
+          point.attributes[AGENT_CORE_ATTRIBUTES.refusalField],
+          point.attributes[AGENT_CORE_ATTRIBUTES.refusalScope],
+          point.value,
+        ]),
+      ).toEqual([["temperature", "model", 1]]);
+      expect(points(recorded, AGENT_CORE_METRICS.cacheBreaks).map((point) => [point.attributes[AGENT_CORE_ATTRIBUTES.cacheBreakReason], point.value])).toEqual([
+        ["tools-changed", 1],
       ]);
-      expect(points(recorded, AGENT_CORE_METRICS.cacheBreaks).map((point) => [point.attributes[AGENT_CORE_ATTRIBUTES.cacheBreakReason], point.value])).toEqual([["tools-changed", 1]]);
-      const refusedDuration = points(recorded, conventions.METRIC_GEN_AI_CLIENT_OPERATION_DURATION).find((point) => point.attributes[conventions.ATTR_ERROR_TYPE] === "refused");
+      const refusedDuration = points(recorded, conventions.METRIC_GEN_AI_CLIENT_OPERATION_DURATION).find(
+        (point) => point.attributes[conventions.ATTR_ERROR_TYPE] === "refused",
+      );
       expect(refusedDuration && countOf(refusedDuration)).toBe(1);
       expect(unknownNames(all, recorded)).toEqual([]);
     });
@@ -215,7 +254,9 @@ describe("otelRun on a failed run", () => {
         expect(span.attributes[conventions.ATTR_ERROR_TYPE]).toBe(conventions.ERROR_TYPE_VALUE_OTHER);
       }
       expect(agent!.attributes[AGENT_CORE_ATTRIBUTES.runOutcome]).toBe("failed");
-      const failed = points(await metrics(), conventions.METRIC_GEN_AI_CLIENT_OPERATION_DURATION).filter((point) => point.attributes[conventions.ATTR_ERROR_TYPE] === "_OTHER");
+      const failed = points(await metrics(), conventions.METRIC_GEN_AI_CLIENT_OPERATION_DURATION).filter(
+        (point) => point.attributes[conventions.ATTR_ERROR_TYPE] === "_OTHER",
+      );
       expect(failed.map((point) => point.attributes[conventions.ATTR_GEN_AI_OPERATION_NAME]).sort()).toEqual(["chat", "invoke_agent"]);
     });
   });
@@ -346,8 +387,15 @@ describe("message content", () => {
       server.script(calls(["read", { path: "notes/a.md" }]), answer("The folder is tidy."));
       await run({ config: { ...config, ...secretConfig }, system: "You tidy notes.", tools: [tool("read")] });
       const text = everything(spans());
-      for (const word of ["tidy the notes", "You tidy notes", "notes/a.md", "read ran with", "The folder is tidy", "secret-key", "header-secret"]) expect(text).not.toContain(word);
-      for (const name of [conventions.ATTR_GEN_AI_INPUT_MESSAGES, conventions.ATTR_GEN_AI_OUTPUT_MESSAGES, conventions.ATTR_GEN_AI_SYSTEM_INSTRUCTIONS, conventions.ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, conventions.ATTR_GEN_AI_TOOL_CALL_RESULT]) {
+      for (const word of ["tidy the notes", "You tidy notes", "notes/a.md", "read ran with", "The folder is tidy", "secret-key", "header-secret"])
+        expect(text).not.toContain(word);
+      for (const name of [
+        conventions.ATTR_GEN_AI_INPUT_MESSAGES,
+        conventions.ATTR_GEN_AI_OUTPUT_MESSAGES,
+        conventions.ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+        conventions.ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+        conventions.ATTR_GEN_AI_TOOL_CALL_RESULT,
+      ]) {
         expect(text).not.toContain(name);
       }
     });
@@ -355,17 +403,25 @@ describe("message content", () => {
 
   it("is recorded under the conventions' names when asked for, and never the key or a header", async () => {
     await withTrace({}, async ({ server, run, config, spans }) => {
-      server.script(turn({ reasoning: "Look first.", toolCalls: [{ name: "read", arguments: { path: "notes/a.md" }, id: "call_0" }] }), answer("The folder is tidy."));
+      server.script(
+        turn({ reasoning: "Look first.", toolCalls: [{ name: "read", arguments: { path: "notes/a.md" }, id: "call_0" }] }),
+        answer("The folder is tidy."),
+      );
       await run({ config: { ...config, ...secretConfig }, system: "You tidy notes.", tools: [tool("read")] }, { captureContent: true });
       const all = spans();
       const [first, second] = named(all, "chat");
       const [read] = named(all, "execute_tool");
       expect(JSON.parse(String(first!.attributes[conventions.ATTR_GEN_AI_SYSTEM_INSTRUCTIONS]))).toEqual([{ type: "text", content: "You tidy notes." }]);
-      expect(JSON.parse(String(first!.attributes[conventions.ATTR_GEN_AI_INPUT_MESSAGES]))).toEqual([{ role: "user", parts: [{ type: "text", content: question[0]!.content }] }]);
+      expect(JSON.parse(String(first!.attributes[conventions.ATTR_GEN_AI_INPUT_MESSAGES]))).toEqual([
+        { role: "user", parts: [{ type: "text", content: question[0]!.content }] },
+      ]);
       expect(JSON.parse(String(first!.attributes[conventions.ATTR_GEN_AI_OUTPUT_MESSAGES]))).toEqual([
         { role: "assistant", parts: [{ type: "reasoning", content: "Look first." }], finish_reason: "tool_calls" },
       ]);
-      const input = JSON.parse(String(second!.attributes[conventions.ATTR_GEN_AI_INPUT_MESSAGES])) as Array<{ role: string; parts: Array<Record<string, unknown>> }>;
+      const input = JSON.parse(String(second!.attributes[conventions.ATTR_GEN_AI_INPUT_MESSAGES])) as Array<{
+        role: string;
+        parts: Array<Record<string, unknown>>;
+      }>;
       expect(input.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
       expect(input[1]!.parts).toContainEqual({ type: "tool_call", id: "call_0", name: "read", arguments: { path: "notes/a.md" } });
       expect(input[2]!.parts).toEqual([{ type: "tool_call_response", id: "call_0", response: 'read ran with {"path":"notes/a.md"}' }]);
@@ -386,9 +442,12 @@ describe("the handlers", () => {
   it("call the host's own with the same arguments, and telemetry that throws never reaches the run", async () => {
     await withTrace({}, async ({ server, runtime, config, otel }) => {
       const heard: string[] = [];
-      const broken = { ...otel.tracer!, startSpan: () => {
-        throw new Error("exporter down");
-      } } as unknown as typeof otel.tracer;
+      const broken = {
+        ...otel.tracer!,
+        startSpan: () => {
+          throw new Error("exporter down");
+        },
+      } as unknown as typeof otel.tracer;
       const telemetry = otelRun({
         tracer: broken,
         meter: otel.meter,
@@ -440,7 +499,16 @@ describe("the handlers", () => {
 describe("the ./otel entry", () => {
   const root = resolve(import.meta.dirname, "..");
   const importsOf = async (entry: string) => {
-    const result = await build({ entryPoints: [resolve(root, entry)], bundle: true, write: false, metafile: true, platform: "node", format: "esm", packages: "external", logLevel: "silent" });
+    const result = await build({
+      entryPoints: [resolve(root, entry)],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: "node",
+      format: "esm",
+      packages: "external",
+      logLevel: "silent",
+    });
     return [...new Set(Object.values(result.metafile.outputs).flatMap((output) => output.imports.map((item) => item.path)))].sort();
   };
 

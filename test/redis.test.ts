@@ -107,7 +107,8 @@ describeRedis("two replicas on one Redis", () => {
       expect((await a.run("learn", server.baseUrl, { extraBody })).content).toBe("Fine.");
       // B hears of the latch by the broadcast alone, without a request of its own.
       const deadline = Date.now() + 5_000;
-      while (JSON.stringify((await b.latches()).endpoints).includes("min_p") === false && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (JSON.stringify((await b.latches()).endpoints).includes("min_p") === false && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       expect(server.chatBodies()).toHaveLength(2);
       expect((await b.run("use", server.baseUrl, { extraBody })).content).toBe("Fine.");
       // A starts over: a fresh backend and runtime, as after a restart, loading the shared set first.

@@ -23,7 +23,14 @@ function definedSlots(): string[] {
 }
 
 const catalog: CatalogServer[] = [
-  { name: "files", label: "Files", tools: [{ name: "read_file", description: "Read a file from disk" }, { name: "list_dir", description: "List a folder" }] },
+  {
+    name: "files",
+    label: "Files",
+    tools: [
+      { name: "read_file", description: "Read a file from disk" },
+      { name: "list_dir", description: "List a folder" },
+    ],
+  },
   { name: "web", tools: [{ name: "fetch_url", description: "Fetch a web page" }] },
 ];
 

@@ -109,7 +109,11 @@ describe.skipIf(!chromium)("the ./spec bundle in a browser", () => {
   it("loads from a loopback page and validates a document there", async () => {
     const dom = await dumpDom(chromium as string, profile, `${origin}/`);
     const text = /<pre id="result">([\s\S]*?)<\/pre>/.exec(dom)?.[1] ?? dom;
-    const decoded = text.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    const decoded = text
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&");
     expect(decoded).not.toMatch(/^pending|^failed/);
     const result = JSON.parse(decoded);
     expect(result).toEqual({

@@ -88,9 +88,7 @@ describe("parseSpec: refuses only the four document-level faults", () => {
   });
 
   it("refuses bundle.mcpServers of the wrong kind only when reading the bundle", () => {
-    expect(parseSpec(doc({ bundle: { mcpServers: "x" } }), { bundle: true }).errors).toEqual([
-      expect.stringMatching(/^bundle\.mcpServers: /),
-    ]);
+    expect(parseSpec(doc({ bundle: { mcpServers: "x" } }), { bundle: true }).errors).toEqual([expect.stringMatching(/^bundle\.mcpServers: /)]);
     expect(parseSpec(doc({ bundle: { mcpServers: "x" } })).errors).toEqual([]);
   });
 
@@ -119,7 +117,13 @@ describe("parseSpec: refuses only the four document-level faults", () => {
 
   it("drops a hook with an unknown event or none, but keeps one that only switches an inherited hook off", () => {
     const { spec, warnings } = accept(
-      doc({ hooks: [{ id: "a", event: "whenever" }, { id: "b", server: "m", tool: "t" }, { id: "c", enabled: false }] }),
+      doc({
+        hooks: [
+          { id: "a", event: "whenever" },
+          { id: "b", server: "m", tool: "t" },
+          { id: "c", enabled: false },
+        ],
+      }),
     );
     expect(spec.hooks).toEqual([{ id: "c", enabled: false }]);
     expect(warnings).toEqual([
@@ -178,7 +182,7 @@ describe("parseSpec: values", () => {
     ["tools.servers", { tools: { servers: [] } }, { tools: { servers: [] } }],
     ["tools.toolSelectModel", { tools: { toolSelectModel: "" } }, { tools: { toolSelectModel: "" } }],
     ["extraBody's -1", { model: { extraBody: { id_slot: -1 } } }, { model: { extraBody: { id_slot: -1 } } }],
-  ])("keeps %s of 0, -1, \"\" or [] as a value", (_label, fields, expected) => {
+  ])('keeps %s of 0, -1, "" or [] as a value', (_label, fields, expected) => {
     const { spec, warnings } = accept(doc(fields));
     expect(warnings).toEqual([]);
     expect(spec).toEqual({ spec: SPEC_VERSION, ...expected });
@@ -205,9 +209,7 @@ describe("parseSpec: values", () => {
   });
 
   it("keeps a ${VAR}-shaped string as the literal it is", () => {
-    const { spec, warnings } = accept(
-      doc({ model: { name: "${MODEL}", baseUrl: "${BASE_URL}/v1" }, prompt: [{ id: "p", text: "Home is ${HOME}." }] }),
-    );
+    const { spec, warnings } = accept(doc({ model: { name: "${MODEL}", baseUrl: "${BASE_URL}/v1" }, prompt: [{ id: "p", text: "Home is ${HOME}." }] }));
     expect(warnings).toEqual([]);
     expect(spec.model).toEqual({ name: "${MODEL}", baseUrl: "${BASE_URL}/v1" });
     const resolved = resolveAgentSpec([spec]);
@@ -286,7 +288,9 @@ describe("parseSpec: the bundle", () => {
 
   it("reads a pasted .mcp.json object keyed by name as the same list", () => {
     const { spec } = accept(
-      doc({ bundle: { mcpServers: { fs: { command: "npx", args: ["x"] }, web: { type: "http", url: "https://mcp.example.com", headers: { "X-Api-Key": "k" } } } } }),
+      doc({
+        bundle: { mcpServers: { fs: { command: "npx", args: ["x"] }, web: { type: "http", url: "https://mcp.example.com", headers: { "X-Api-Key": "k" } } } },
+      }),
       { bundle: true },
     );
     expect(spec.bundle?.mcpServers).toEqual([
@@ -348,7 +352,7 @@ describe("resolveAgentSpec", () => {
     });
   });
 
-  it("yields apiKey \"\" even when a layer built in code carries one", () => {
+  it('yields apiKey "" even when a layer built in code carries one', () => {
     const layer = { spec: SPEC_VERSION, model: { name: "m", apiKey: "sk-live" } } as unknown as AgentSpec;
     expect(resolveAgentSpec([layer]).apiKey).toBe("");
     expect(resolveAgentSpec([]).apiKey).toBe("");
@@ -383,7 +387,7 @@ describe("resolveAgentSpec", () => {
     ["maxTokens 0", { maxTokens: 0 }, "maxTokens", 0],
     ["maxTokens -1", { maxTokens: -1 }, "maxTokens", -1],
     ["temperature 0", { temperature: 0 }, "temperature", 0],
-    ["baseUrl \"\"", { baseUrl: "" }, "baseUrl", ""],
+    ['baseUrl ""', { baseUrl: "" }, "baseUrl", ""],
     ["extraBody {}", { extraBody: {} }, "extraBody", {}],
   ])("takes %s as a value, not as inherit", (_label, model, key, value) => {
     const base: AgentSpec = { spec: SPEC_VERSION, model: { maxTokens: 100, temperature: 1, baseUrl: "http://a/v1", extraBody: { top_k: 5 } } };
@@ -410,13 +414,31 @@ describe("resolveAgentSpec", () => {
   });
 
   it("stacks prompt entries with different ids and replaces the same id where it stood", () => {
-    const base: AgentSpec = { spec: SPEC_VERSION, prompt: [{ id: "persona", text: "You are terse." }, { id: "rules", text: "Cite sources." }] };
-    const top: AgentSpec = { spec: SPEC_VERSION, prompt: [{ id: "persona", text: "You are warm." }, { id: "extra", text: "Use metric." }] };
+    const base: AgentSpec = {
+      spec: SPEC_VERSION,
+      prompt: [
+        { id: "persona", text: "You are terse." },
+        { id: "rules", text: "Cite sources." },
+      ],
+    };
+    const top: AgentSpec = {
+      spec: SPEC_VERSION,
+      prompt: [
+        { id: "persona", text: "You are warm." },
+        { id: "extra", text: "Use metric." },
+      ],
+    };
     expect(resolveAgentSpec([base, top]).system).toBe("You are warm.\n\nCite sources.\n\nUse metric.");
   });
 
   it("lets an entry with empty text silence an inherited one", () => {
-    const base: AgentSpec = { spec: SPEC_VERSION, prompt: [{ id: "a", text: "A" }, { id: "b", text: "B" }] };
+    const base: AgentSpec = {
+      spec: SPEC_VERSION,
+      prompt: [
+        { id: "a", text: "A" },
+        { id: "b", text: "B" },
+      ],
+    };
     expect(resolveAgentSpec([base, { spec: SPEC_VERSION, prompt: [{ id: "a", text: "" }] }]).system).toBe("B");
   });
 
@@ -466,10 +488,22 @@ describe("resolveAgentSpec", () => {
   });
 
   it("merges bundled servers by name and gathers every layer's requires", () => {
-    const base: AgentSpec = { spec: SPEC_VERSION, requires: ["hooks"], bundle: { mcpServers: [{ name: "fs", command: "a" }, { name: "web", url: "http://w" }] } };
+    const base: AgentSpec = {
+      spec: SPEC_VERSION,
+      requires: ["hooks"],
+      bundle: {
+        mcpServers: [
+          { name: "fs", command: "a" },
+          { name: "web", url: "http://w" },
+        ],
+      },
+    };
     const top: AgentSpec = { spec: SPEC_VERSION, requires: ["bundle", "hooks"], bundle: { mcpServers: [{ name: "fs", command: "b" }] } };
     const resolved = resolveAgentSpec([base, top]);
-    expect(resolved.mcpServers).toEqual([{ name: "fs", command: "b" }, { name: "web", url: "http://w" }]);
+    expect(resolved.mcpServers).toEqual([
+      { name: "fs", command: "b" },
+      { name: "web", url: "http://w" },
+    ]);
     expect(resolved.requires).toEqual(["hooks", "bundle"]);
   });
 
@@ -482,7 +516,12 @@ describe("resolveAgentSpec", () => {
   });
 
   it("takes the strongest layer's name and description", () => {
-    expect(resolveAgentSpec([{ spec: SPEC_VERSION, name: "a", description: "d" }, { spec: SPEC_VERSION, name: "b" }])).toMatchObject({
+    expect(
+      resolveAgentSpec([
+        { spec: SPEC_VERSION, name: "a", description: "d" },
+        { spec: SPEC_VERSION, name: "b" },
+      ]),
+    ).toMatchObject({
       name: "b",
       description: "d",
     });
@@ -586,7 +625,9 @@ describe("findSpecSecrets", () => {
   });
 
   it("names a flag whose last word is key, and misses a short secret nothing names: a guess both ways", () => {
-    const hints = findSpecSecrets({ bundle: { mcpServers: [{ name: "s", command: "x", args: ["--keyboard", "us", "--sort-key", "date", "-p", "hunter2", "hunter2"] }] } });
+    const hints = findSpecSecrets({
+      bundle: { mcpServers: [{ name: "s", command: "x", args: ["--keyboard", "us", "--sort-key", "date", "-p", "hunter2", "hunter2"] }] },
+    });
     expect(hints).toEqual([{ path: "bundle.mcpServers[0].args[3]", server: "s", sign: SecretSign.Flag }]);
   });
 
@@ -604,13 +645,29 @@ describe("findSpecSecrets", () => {
       ["a credential-named env var", { command: "x", env: { OPENAI_API_KEY: "abc" } }, { "env.OPENAI_API_KEY": SecretSign.Field }],
       ["a credential-named header", { url: "http://h", headers: { "X-Api-Key": "abc" } }, { 'headers["X-Api-Key"]': SecretSign.Field }],
       ["userinfo in a url", { url: "https://user:pw@h.example.com/mcp" }, { url: SecretSign.Userinfo }],
-      ["userinfo in a database url after a flag", { command: "x", args: ["--db-url", "postgres://u:pw@db.example.com/app"] }, { "args[1]": SecretSign.Userinfo }],
-      ["userinfo in a database url in env", { command: "x", env: { DATABASE_URL: "postgres://u:pw@db.example.com/app" } }, { "env.DATABASE_URL": SecretSign.Userinfo }],
+      [
+        "userinfo in a database url after a flag",
+        { command: "x", args: ["--db-url", "postgres://u:pw@db.example.com/app"] },
+        { "args[1]": SecretSign.Userinfo },
+      ],
+      [
+        "userinfo in a database url in env",
+        { command: "x", env: { DATABASE_URL: "postgres://u:pw@db.example.com/app" } },
+        { "env.DATABASE_URL": SecretSign.Userinfo },
+      ],
       ["a ?token= query", { url: "https://h.example.com/mcp?token=abc" }, { url: SecretSign.Query }],
       ["a ?jwt= query", { url: "https://h.example.com/mcp?jwt=abc123" }, { url: SecretSign.Query }],
       ["an #access_token= fragment", { url: "https://h.example.com/mcp#access_token=abc123&state=x" }, { url: SecretSign.Query }],
-      ["a key-shaped query value under a neutral name", { url: "https://h.example.com/mcp?k=ghp_0123456789abcdefghijABCDEFGHIJ0123" }, { url: SecretSign.Query }],
-      ["a key-shaped segment of a url's path", { url: "https://hooks.example.com/services/T024BE7LD/B0123456/aZ3kQ9xLm2Pq7Rt5Vw8Yb1Nc" }, { url: SecretSign.Value }],
+      [
+        "a key-shaped query value under a neutral name",
+        { url: "https://h.example.com/mcp?k=ghp_0123456789abcdefghijABCDEFGHIJ0123" },
+        { url: SecretSign.Query },
+      ],
+      [
+        "a key-shaped segment of a url's path",
+        { url: "https://hooks.example.com/services/T024BE7LD/B0123456/aZ3kQ9xLm2Pq7Rt5Vw8Yb1Nc" },
+        { url: SecretSign.Value },
+      ],
       ["a bot token in a url's path", { url: "https://api.example.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe" }, { url: SecretSign.Value }],
       ["an sk- key in a url's path", { url: "https://h.example.com/mcp/sk-proj-0123456789abcdefghij" }, { url: SecretSign.Value }],
       ["a header line after --header", { command: "x", args: ["--header", "Authorization: Bearer abc123"] }, { "args[1]": SecretSign.Header }],
@@ -665,7 +722,10 @@ describe("findSpecSecrets", () => {
     ];
     const places = (server: Record<string, unknown>): Record<string, SecretSign> =>
       Object.fromEntries(
-        findSpecSecrets({ spec: SPEC_VERSION, bundle: { mcpServers: [{ name: "s", ...server }] } }).map((hint) => [hint.path.replace("bundle.mcpServers[0].", ""), hint.sign]),
+        findSpecSecrets({ spec: SPEC_VERSION, bundle: { mcpServers: [{ name: "s", ...server }] } }).map((hint) => [
+          hint.path.replace("bundle.mcpServers[0].", ""),
+          hint.sign,
+        ]),
       );
 
     it.each(holding)("finds %s", (_label, server, where) => {
@@ -718,7 +778,11 @@ describe("adversarial shapes, as the bench times them", () => {
     "many requires entries": () => ({ warnings: 0, read: (spec) => expect(spec.requires).toEqual(["tools"]) }),
     "credential-named keys in extraBody": (document) => {
       const keys = Object.keys((document.model as { extraBody: object }).extraBody);
-      return { warnings: keys.length, read: (spec) => expect(spec.model).toEqual({ extraBody: {} }), secrets: keys.map((key) => [`model.extraBody.${key}`, SecretSign.Field]) };
+      return {
+        warnings: keys.length,
+        read: (spec) => expect(spec.model).toEqual({ extraBody: {} }),
+        secrets: keys.map((key) => [`model.extraBody.${key}`, SecretSign.Field]),
+      };
     },
     "a long query string in a task URL": (document) => ({ warnings: 0, read: (spec) => expect(spec.tasks).toEqual(document.tasks) }),
     "bundled servers with flag-dense args": (document) => ({ warnings: 0, read: (spec) => expect(spec.bundle).toEqual(document.bundle) }),
@@ -741,7 +805,8 @@ describe("adversarial shapes, as the bench times them", () => {
   });
 
   /** A key is at least 20 characters long. */
-  const keyShaped = (document: Record<string, unknown>): Array<[string, SecretSign]> => ((document.value as string).length >= 20 ? [["value", SecretSign.Value]] : []);
+  const keyShaped = (document: Record<string, unknown>): Array<[string, SecretSign]> =>
+    (document.value as string).length >= 20 ? [["value", SecretSign.Value]] : [];
   /** Per value shape beyond the documents, the places findSpecSecrets names in it. */
   const values: Record<string, (document: Record<string, unknown>) => Array<[string, SecretSign]>> = {
     "a key-prefixed long string": keyShaped,
@@ -753,15 +818,20 @@ describe("adversarial shapes, as the bench times them", () => {
     "deeply nested arrays": () => [],
   };
 
-  it.each(SECRET_SHAPES.filter((shape) => shape.name in values).map((shape) => [shape.name, shape] as const))("names in %s only what the signs say, at any size", (name, shape) => {
-    fc.assert(
-      fc.property(size, (bytes) => {
-        const document = shape.build(bytes);
-        expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual((values[name] as (document: Record<string, unknown>) => unknown)(document));
-      }),
-      { numRuns: 20 },
-    );
-  });
+  it.each(SECRET_SHAPES.filter((shape) => shape.name in values).map((shape) => [shape.name, shape] as const))(
+    "names in %s only what the signs say, at any size",
+    (name, shape) => {
+      fc.assert(
+        fc.property(size, (bytes) => {
+          const document = shape.build(bytes);
+          expect(findSpecSecrets(document).map((hint) => [hint.path, hint.sign])).toEqual(
+            (values[name] as (document: Record<string, unknown>) => unknown)(document),
+          );
+        }),
+        { numRuns: 20 },
+      );
+    },
+  );
 });
 
 describe("robustness", () => {
@@ -831,9 +901,19 @@ describe("robustness", () => {
 const number = (min: number, max: number, integer = false) => (integer ? fc.integer({ min, max }) : fc.double({ min, max, noNaN: true }));
 const text = fc.string({ maxLength: 12 });
 const id = fc.string({ minLength: 1, maxLength: 6 });
-const extraBody = fc.dictionary(fc.constantFrom("top_k", "min_p", "id_slot", "cache_prompt", "stop"), fc.oneof(fc.integer({ min: -1, max: 100 }), fc.boolean(), fc.array(text)));
+const extraBody = fc.dictionary(
+  fc.constantFrom("top_k", "min_p", "id_slot", "cache_prompt", "stop"),
+  fc.oneof(fc.integer({ min: -1, max: 100 }), fc.boolean(), fc.array(text)),
+);
 const task = fc.record(
-  { model: text, baseUrl: fc.constantFrom("", "http://127.0.0.1:8081/v1"), maxTokens: number(0, 4096, true), temperature: number(0, 2), reasoningEffort: fc.constantFrom("off", "low", "high"), extraBody },
+  {
+    model: text,
+    baseUrl: fc.constantFrom("", "http://127.0.0.1:8081/v1"),
+    maxTokens: number(0, 4096, true),
+    temperature: number(0, 2),
+    reasoningEffort: fc.constantFrom("off", "low", "high"),
+    extraBody,
+  },
   { requiredKeys: [] },
 );
 const server = fc.record(
@@ -868,11 +948,19 @@ const agentSpec = fc.record(
     ),
     prompt: fc.uniqueArray(fc.record({ id, text }), { selector: (entry) => entry.id, maxLength: 5 }),
     tools: fc.record(
-      { servers: fc.uniqueArray(id, { maxLength: 4 }), discovery: fc.constantFrom("eager", "ondemand", "proxy"), maxIterations: number(0, 50, true), toolSelectModel: text },
+      {
+        servers: fc.uniqueArray(id, { maxLength: 4 }),
+        discovery: fc.constantFrom("eager", "ondemand", "proxy"),
+        maxIterations: number(0, 50, true),
+        toolSelectModel: text,
+      },
       { requiredKeys: [] },
     ),
     hooks: fc.uniqueArray(
-      fc.record({ id, event: fc.constantFrom("sessionStart", "beforeTurn", "afterTurn"), server: text, tool: text, maxTokens: number(0, 2000, true) }, { requiredKeys: ["id", "event"] }),
+      fc.record(
+        { id, event: fc.constantFrom("sessionStart", "beforeTurn", "afterTurn"), server: text, tool: text, maxTokens: number(0, 2000, true) },
+        { requiredKeys: ["id", "event"] },
+      ),
       { selector: (hook) => hook.id, maxLength: 4 },
     ),
     tasks: fc.dictionary(fc.constantFrom("title", "toolSelect", "compaction", "summary"), task),
@@ -899,14 +987,29 @@ describe("properties of valid documents", () => {
         expect(resolved.model).toBe(model.name ?? "");
         expect(resolved.baseUrl).toBe(model.baseUrl ?? "");
         expect(resolved.apiKey).toBe("");
-        for (const key of ["temperature", "maxTokens", "reasoningEffort", "extraBody", "contextLength", "requestTimeoutSeconds", "firstTokenSeconds", "maxRetries", "loadingTimeoutSeconds"] as const) {
+        for (const key of [
+          "temperature",
+          "maxTokens",
+          "reasoningEffort",
+          "extraBody",
+          "contextLength",
+          "requestTimeoutSeconds",
+          "firstTokenSeconds",
+          "maxRetries",
+          "loadingTimeoutSeconds",
+        ] as const) {
           expect(resolved[key]).toEqual(model[key]);
         }
         expect(resolved.servers).toEqual(spec.tools?.servers);
         expect(resolved.toolDiscovery).toEqual(spec.tools?.discovery);
         expect(resolved.maxToolIterations).toBe(spec.tools?.maxIterations ?? DEFAULT_MAX_TOOL_ITERATIONS);
         expect(resolved.toolSelectModel).toEqual(spec.tools?.toolSelectModel);
-        expect(resolved.system).toBe((spec.prompt ?? []).map((entry) => entry.text).filter((entry) => entry !== "").join("\n\n"));
+        expect(resolved.system).toBe(
+          (spec.prompt ?? [])
+            .map((entry) => entry.text)
+            .filter((entry) => entry !== "")
+            .join("\n\n"),
+        );
         expect(resolved.hooks).toEqual(spec.hooks ?? []);
         expect(resolved.tasks).toEqual(spec.tasks ?? {});
         expect(resolved.mcpServers).toEqual(spec.bundle?.mcpServers);
@@ -944,7 +1047,11 @@ describe("properties of valid documents", () => {
 
 describe("the ./spec entry", () => {
   const src = fileURLToPath(new URL("../src/", import.meta.url));
-  const importsOf = (file: string) => [...readFileSync(`${src}${file}`, "utf8").matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gms)].map((match) => ({ typeOnly: match[1] !== undefined, from: match[2] as string }));
+  const importsOf = (file: string) =>
+    [...readFileSync(`${src}${file}`, "utf8").matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gms)].map((match) => ({
+      typeOnly: match[1] !== undefined,
+      from: match[2] as string,
+    }));
   const helpers = readdirSync(`${src}spec`).filter((file) => file.endsWith(".ts"));
 
   it("imports nothing from the package but types, its own helpers and the pure lists of shapes/", () => {

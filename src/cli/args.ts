@@ -109,7 +109,12 @@ interface Read {
 
 function read(args: string[], options: OptionTable, command: keyof typeof HELP, positionals: boolean): Read {
   try {
-    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" }, verbose: { type: "boolean" } }, allowPositionals: positionals, strict: true });
+    const parsed = parseArgs({
+      args,
+      options: { ...options, help: { type: "boolean", short: "h" }, verbose: { type: "boolean" } },
+      allowPositionals: positionals,
+      strict: true,
+    });
     return { values: parsed.values as Read["values"], positionals: parsed.positionals };
   } catch (error) {
     throw usage(error instanceof Error ? error.message.replace(/\.$/, "") : String(error), command);
@@ -131,7 +136,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   if (first === "--version" || first === "-v") return { command: "version" };
   if (first === "demo") {
-    const { values } = read(rest, { "base-url": { type: "string" }, model: { type: "string" }, "api-key-env": { type: "string" }, folder: { type: "string" } }, "demo", false);
+    const { values } = read(
+      rest,
+      { "base-url": { type: "string" }, model: { type: "string" }, "api-key-env": { type: "string" }, folder: { type: "string" } },
+      "demo",
+      false,
+    );
     if (values.help) return { command: "help", text: HELP.demo };
     const baseUrl = values["base-url"] as string | undefined;
     const model = values.model as string | undefined;
@@ -161,7 +171,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
     let timeoutSeconds: number | undefined;
     if (values.timeout !== undefined) {
       timeoutSeconds = Number(values.timeout);
-      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw usage(`--timeout takes a number of seconds above zero, not "${String(values.timeout)}"`, "probe");
+      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+        throw usage(`--timeout takes a number of seconds above zero, not "${String(values.timeout)}"`, "probe");
     }
     return {
       command: "probe",

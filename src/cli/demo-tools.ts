@@ -16,7 +16,7 @@ export const DEMO_TOOLS: readonly ToolDefinition[] = Object.freeze([
       description: "Lists the files and folders in a folder of the project, one per line; folders end in a slash.",
       parameters: {
         type: "object",
-        properties: { path: { type: "string", description: "The folder, relative to the project root; \".\" is the root." } },
+        properties: { path: { type: "string", description: 'The folder, relative to the project root; "." is the root.' } },
         required: ["path"],
       },
     },

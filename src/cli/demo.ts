@@ -117,7 +117,8 @@ export function demoModel(delayMs = 12): (request: RecordedRequest) => Scripted 
     };
     if (seen.listing === undefined) {
       return stream({
-        reasoning: "The user wants to know how many entries the project folder holds, and then a little arithmetic on that count. I should look rather than guess: list the folder first.",
+        reasoning:
+          "The user wants to know how many entries the project folder holds, and then a little arithmetic on that count. I should look rather than guess: list the folder first.",
         toolCalls: [{ id: "call_list", name: "list_files", arguments: { path: "." } }],
       });
     }
@@ -226,7 +227,11 @@ function createPrinter(out: Output, styles: Styles): (event: RunEventInput) => v
         const turn = event.turn;
         const continued = pieces > 1 ? `, over ${pieces} requests` : "";
         pieces = 0;
-        out.write(styles.dim(`  turn: ${turn.prompt} prompt tokens (${turn.cached} cached), ${turn.completion} completion, finish ${turn.finishReason || "unsaid"}${continued}\n`));
+        out.write(
+          styles.dim(
+            `  turn: ${turn.prompt} prompt tokens (${turn.cached} cached), ${turn.completion} completion, finish ${turn.finishReason || "unsaid"}${continued}\n`,
+          ),
+        );
         return;
       }
       case "done":
@@ -260,7 +265,9 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
       });
       baseUrl = server.baseUrl;
       model = DEMO_MODEL;
-      out.write(`${styles.dim(`A simulated llama.cpp server is answering at ${redactUrls(baseUrl)} with a scripted model; pass --base-url and --model to use yours.`)}\n`);
+      out.write(
+        `${styles.dim(`A simulated llama.cpp server is answering at ${redactUrls(baseUrl)} with a scripted model; pass --base-url and --model to use yours.`)}\n`,
+      );
       out.write(`${styles.dim("It refuses min_p in OpenAI's wording, as a strict proxy in front of llama.cpp would; llama.cpp itself samples with min_p.")}\n`);
       out.write(`${styles.dim(`Replies are capped at ${SIMULATED_CEILING} tokens, so the answer is cut off and then continued.`)}\n`);
     } else {

@@ -161,7 +161,8 @@ export function wordsOf(error: unknown): string {
   return oneLine(readError(error).text.replace(/^\d{3}\s+/, ""));
 }
 
-const MODEL_WORDS = /model[^.]{0,80}(?:does not exist|not found|not exist|is not (?:available|served|loaded)|unknown|no such|invalid model|not a valid model)|(?:unknown|invalid|no such) model|model_not_found/i;
+const MODEL_WORDS =
+  /model[^.]{0,80}(?:does not exist|not found|not exist|is not (?:available|served|loaded)|unknown|no such|invalid model|not a valid model)|(?:unknown|invalid|no such) model|model_not_found/i;
 
 /**
  * Reads a caught error as the command's failure: what happened, in one line that names the URL.
@@ -200,7 +201,11 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
     );
   }
   if (looksLikeHtml(words)) {
-    return new CliFailure("notOpenAi", `${url} answered with an HTML page (HTTP ${status ?? "?"}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`, error);
+    return new CliFailure(
+      "notOpenAi",
+      `${url} answered with an HTML page (HTTP ${status ?? "?"}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`,
+      error,
+    );
   }
   if (model !== undefined && (status === 404 || status === 400 || status === 422) && MODEL_WORDS.test(words)) {
     return new CliFailure("unknownModel", `${url} does not know the model "${model}": ${words}`, error);

@@ -26,25 +26,37 @@ export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal
     });
     text = await response.text();
   } catch (error) {
-    throw readFailure(options.signal?.aborted ? options.signal.reason ?? error : error, base);
+    throw readFailure(options.signal?.aborted ? (options.signal.reason ?? error) : error, base);
   }
   if (response.status === 401 || response.status === 403) {
-    throw new CliFailure("unauthorized", `${base} refused the key (HTTP ${response.status}): ${messageIn(text) || "no reason given"}. Pass --api-key-env with the variable that holds the key.`);
+    throw new CliFailure(
+      "unauthorized",
+      `${base} refused the key (HTTP ${response.status}): ${messageIn(text) || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
+    );
   }
   const type = response.headers.get("content-type") ?? "";
   if (/html/i.test(type) || looksLikeHtml(text)) {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with an HTML page (HTTP ${response.status}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`);
+    throw new CliFailure(
+      "notOpenAi",
+      `${base} answered GET /models with an HTML page (HTTP ${response.status}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`,
+    );
   }
   if (!response.ok) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with something that is not JSON (${oneLine(text, 80) || "an empty body"}); it does not look like an OpenAI-compatible API.`);
+    throw new CliFailure(
+      "notOpenAi",
+      `${base} answered GET /models with something that is not JSON (${oneLine(text, 80) || "an empty body"}); it does not look like an OpenAI-compatible API.`,
+    );
   }
   const data = Array.isArray(body) ? body : body && typeof body === "object" ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) {
-    throw new CliFailure("notOpenAi", `${base} answered GET /models with JSON that is not a model listing (${oneLine(text, 80)}); it does not look like an OpenAI-compatible API.`);
+    throw new CliFailure(
+      "notOpenAi",
+      `${base} answered GET /models with JSON that is not a model listing (${oneLine(text, 80)}); it does not look like an OpenAI-compatible API.`,
+    );
   }
   return data.filter((entry): entry is ListedModel => !!entry && typeof entry === "object" && typeof (entry as { id?: unknown }).id === "string");
 }
@@ -54,7 +66,8 @@ function messageIn(text: string): string {
     const parsed = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
     const error = parsed.error;
     if (typeof error === "string") return oneLine(error);
-    if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") return oneLine((error as { message: string }).message);
+    if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string")
+      return oneLine((error as { message: string }).message);
     if (typeof parsed.message === "string") return oneLine(parsed.message);
     if (typeof parsed.detail === "string") return oneLine(parsed.detail);
   } catch {

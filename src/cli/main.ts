@@ -48,9 +48,17 @@ function causeChain(error: unknown): string {
 async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, runDemo: CliCommands["demo"]): Promise<void> {
   const apiKey = readApiKey(command.apiKeyEnv, io.env, "demo");
   if (command.baseUrl !== undefined && command.model !== undefined) {
-    const listing = await readListing({ ...(apiKey ? { apiKey } : {}), ...(io.signal ? { signal: io.signal } : {}), timeoutSeconds: 30 }, command.baseUrl.replace(/\/+$/, ""));
+    const listing = await readListing(
+      { ...(apiKey ? { apiKey } : {}), ...(io.signal ? { signal: io.signal } : {}), timeoutSeconds: 30 },
+      command.baseUrl.replace(/\/+$/, ""),
+    );
     if (listing && listing.length > 0 && !listing.some((entry) => entry.id === command.model)) {
-      io.stderr.write(`agent-core: ${redactUrls(command.baseUrl)} does not list "${command.model}" (it lists ${listing.slice(0, 5).map((entry) => entry.id).join(", ")}); trying it anyway.\n`);
+      io.stderr.write(
+        `agent-core: ${redactUrls(command.baseUrl)} does not list "${command.model}" (it lists ${listing
+          .slice(0, 5)
+          .map((entry) => entry.id)
+          .join(", ")}); trying it anyway.\n`,
+      );
     }
   }
   await runDemo({
@@ -123,7 +131,9 @@ export async function main(argv: readonly string[], io: CliIo, commands: CliComm
   } catch (error) {
     const reason: unknown = io.signal?.aborted ? io.signal.reason : undefined;
     const failure = io.signal?.aborted
-      ? CliFailure.is(reason) ? reason : new CliFailure("interrupted", "Stopped before it finished.", reason)
+      ? CliFailure.is(reason)
+        ? reason
+        : new CliFailure("interrupted", "Stopped before it finished.", reason)
       : readFailure(error, url, command.model);
     io.stderr.write(`agent-core: ${redactUrls(failure.message)}\n`);
     if (command.verbose) io.stderr.write(`${redactUrls(causeChain(failure.cause ?? failure))}\n`);
@@ -145,7 +155,11 @@ export async function runCli(argv: readonly string[], commands: CliCommands, ver
   process.on("SIGTERM", onInterrupt);
   let code: number;
   try {
-    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal, ...(version ? { version } : {}) }, commands);
+    code = await main(
+      argv,
+      { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: controller.signal, ...(version ? { version } : {}) },
+      commands,
+    );
   } finally {
     process.off("SIGINT", onInterrupt);
     process.off("SIGTERM", onInterrupt);

@@ -61,17 +61,32 @@ export function formatMetrics(metrics: RunMetrics): string {
   const rows: string[][] = [
     ["turns", String(metrics.turns)],
     ["tokens", `${count(metrics.promptTokens)} prompt + ${count(metrics.completionTokens)} completion = ${count(metrics.totalTokens)}`],
-    ["cached prompt tokens", count(metrics.cachedTokens) + (metrics.cacheHitRatio !== undefined ? ` (${Math.round(metrics.cacheHitRatio * 100)}% of the prompt)` : "")],
+    [
+      "cached prompt tokens",
+      count(metrics.cachedTokens) + (metrics.cacheHitRatio !== undefined ? ` (${Math.round(metrics.cacheHitRatio * 100)}% of the prompt)` : ""),
+    ],
     ["cache breaks", String(metrics.cacheBreaks)],
     ["tool calls", `${metrics.toolCalls}${metrics.toolErrors > 0 ? ` (${metrics.toolErrors} failed)` : ""}`],
     ["notices", String(metrics.notices)],
   ];
   if (metrics.reasoningTokens !== undefined) rows.push(["reasoning tokens", count(metrics.reasoningTokens)]);
-  if (metrics.prefillMs !== undefined) rows.push(["prefill", ms(metrics.prefillMs) + (metrics.prefillTokensPerSecond !== undefined ? ` (${Math.round(metrics.prefillTokensPerSecond)} tokens/s)` : "")]);
-  if (metrics.decodeMs !== undefined) rows.push(["decode", ms(metrics.decodeMs) + (metrics.decodeTokensPerSecond !== undefined ? ` (${Math.round(metrics.decodeTokensPerSecond)} tokens/s)` : "")]);
+  if (metrics.prefillMs !== undefined)
+    rows.push([
+      "prefill",
+      ms(metrics.prefillMs) + (metrics.prefillTokensPerSecond !== undefined ? ` (${Math.round(metrics.prefillTokensPerSecond)} tokens/s)` : ""),
+    ]);
+  if (metrics.decodeMs !== undefined)
+    rows.push([
+      "decode",
+      ms(metrics.decodeMs) + (metrics.decodeTokensPerSecond !== undefined ? ` (${Math.round(metrics.decodeTokensPerSecond)} tokens/s)` : ""),
+    ]);
   if (metrics.meanFirstTokenMs !== undefined) rows.push(["first token (mean)", ms(metrics.meanFirstTokenMs)]);
   if (metrics.toolMs !== undefined) rows.push(["tool time", ms(metrics.toolMs)]);
-  if (metrics.largestPrompt !== undefined) rows.push(["largest prompt", `${count(metrics.largestPrompt)} tokens${metrics.largestPromptShare !== undefined ? ` (${Math.round(metrics.largestPromptShare * 100)}% of the window)` : ""}`]);
+  if (metrics.largestPrompt !== undefined)
+    rows.push([
+      "largest prompt",
+      `${count(metrics.largestPrompt)} tokens${metrics.largestPromptShare !== undefined ? ` (${Math.round(metrics.largestPromptShare * 100)}% of the window)` : ""}`,
+    ]);
   if (metrics.durationMs !== undefined) rows.push(["duration", ms(metrics.durationMs)]);
   rows.push(["outcome", metrics.outcome]);
   return formatTable(rows);
@@ -79,8 +94,7 @@ export function formatMetrics(metrics: RunMetrics): string {
 
 /** Formats the probe's report: the table, the server's words under each refusal, and what it spent. */
 export function formatProbeReport(report: ProbeReport, styles: Styles): string {
-  const mark = (status: string): string =>
-    status === "supported" ? styles.green(status) : status === "refused" ? styles.red(status) : styles.yellow(status);
+  const mark = (status: string): string => (status === "supported" ? styles.green(status) : status === "refused" ? styles.red(status) : styles.yellow(status));
   const rows: string[][] = [];
   const lines: string[] = [`${styles.bold(report.model)} at ${report.baseUrl}${report.listed ? "" : " (not in the endpoint's listing)"}`, ""];
   for (const finding of report.findings) rows.push([finding.label, mark(finding.status), finding.detail]);

@@ -55,9 +55,13 @@ function parameterRows(supports: EndpointCapabilities, model: ModelCapabilities,
   const failed = outcome.error !== undefined;
   const usage = outcome.turn?.usage;
   const rows: ProbeFinding[] = [];
-  if (!supports.usageInStream) rows.push(row("usageInStream", "usage in the stream", "refused", "stream_options refused; usage is estimated", words.usageInStream));
+  if (!supports.usageInStream)
+    rows.push(row("usageInStream", "usage in the stream", "refused", "stream_options refused; usage is estimated", words.usageInStream));
   else if (!usage) rows.push(untried("usageInStream", "usage in the stream", outcome));
-  else if (usage.prompt > 0 || usage.total > 0) rows.push(row("usageInStream", "usage in the stream", "supported", `sent (${usage.prompt} prompt tokens${usage.cached > 0 ? `, ${usage.cached} cached` : ""})`));
+  else if (usage.prompt > 0 || usage.total > 0)
+    rows.push(
+      row("usageInStream", "usage in the stream", "supported", `sent (${usage.prompt} prompt tokens${usage.cached > 0 ? `, ${usage.cached} cached` : ""})`),
+    );
   else rows.push(row("usageInStream", "usage in the stream", "ignored", "stream_options accepted but no usage came"));
   rows.push(
     !model.legacyTokenLimit
@@ -84,9 +88,25 @@ function parameterRows(supports: EndpointCapabilities, model: ModelCapabilities,
     const reasoned = outcome.turn?.reasoning ?? "";
     // Taking "none" and reasoning anyway is a field the server takes and does nothing with.
     if (took === "none" && reasoned.trim() !== "") {
-      rows.push(row("reasoningEffort", "reasoning effort", "ignored", `reasoning_effort none was taken, yet ${reasoned.length} characters of reasoning still came${skipped}`, refusedWords));
+      rows.push(
+        row(
+          "reasoningEffort",
+          "reasoning effort",
+          "ignored",
+          `reasoning_effort none was taken, yet ${reasoned.length} characters of reasoning still came${skipped}`,
+          refusedWords,
+        ),
+      );
     } else {
-      rows.push(row("reasoningEffort", "reasoning effort", "supported", `lowest rung taken: ${took}${skipped}${reasoned.trim() === "" ? "; no reasoning came" : ""}`, refusedWords));
+      rows.push(
+        row(
+          "reasoningEffort",
+          "reasoning effort",
+          "supported",
+          `lowest rung taken: ${took}${skipped}${reasoned.trim() === "" ? "; no reasoning came" : ""}`,
+          refusedWords,
+        ),
+      );
     }
   }
   return rows;
@@ -97,11 +117,21 @@ function toolRows(supports: EndpointCapabilities, evidence: ProbeEvidence): Prob
   const { words } = evidence;
   const known = evidence.owner ? `the listing says owned_by "${evidence.owner}"` : "known from an earlier listing";
   const grammar = supports.grammarConstrained
-    ? row("grammar", "schemas held by a grammar", "supported", `${known}: tool arguments and json_schema answers are held to a grammar built from each schema, so relaxed schemas are sent`)
+    ? row(
+        "grammar",
+        "schemas held by a grammar",
+        "supported",
+        `${known}: tool arguments and json_schema answers are held to a grammar built from each schema, so relaxed schemas are sent`,
+      )
     : row("grammar", "schemas held by a grammar", "unknown", "the listing names no server known to build a grammar from the schema");
   let strict: ProbeFinding;
   if (supports.grammarConstrained) {
-    strict = row("strictSchemas", "strict tool schemas", "ignored", "strict: true is taken and ignored by a grammar server; the relaxed schemas it is sent keep every bound");
+    strict = row(
+      "strictSchemas",
+      "strict tool schemas",
+      "ignored",
+      "strict: true is taken and ignored by a grammar server; the relaxed schemas it is sent keep every bound",
+    );
   } else if (!supports.strictSchemas) {
     strict = row("strictSchemas", "strict tool schemas", "refused", "sends relaxed schemas", words.strictSchemas);
   } else if (!outcome.turn) {
@@ -122,7 +152,12 @@ function toolRows(supports: EndpointCapabilities, evidence: ProbeEvidence): Prob
   } else if (recoverToolCalls(turn.content, [evidence.toolName]).calls.length > 0) {
     calls = row("toolCalls", "tool calls", "as text", "left in the reply as text; recoverToolCalls reads them");
   } else {
-    calls = row("toolCalls", "tool calls", "not called", turn.finishReason === "length" ? "the reply hit the 64-token ceiling before any call" : "the model answered without calling the tool");
+    calls = row(
+      "toolCalls",
+      "tool calls",
+      "not called",
+      turn.finishReason === "length" ? "the reply hit the 64-token ceiling before any call" : "the model answered without calling the tool",
+    );
   }
   return [grammar, strict, calls];
 }
@@ -133,7 +168,13 @@ function jsonRow(supports: EndpointCapabilities, model: ModelCapabilities, evide
   if (!model.structuredOutput) return row("jsonSchema", label, "refused", "answers are held to JSON by parsing instead", evidence.words.jsonSchema);
   // A refusal negotiate could not answer latches nothing, so it is not a "refused" the snapshot would carry.
   if (outcome.error !== undefined) {
-    return row("jsonSchema", label, "unknown", isRefusal(outcome.error) ? "refused, and not as something a run drops" : "the request failed", wordsOf(outcome.error) || undefined);
+    return row(
+      "jsonSchema",
+      label,
+      "unknown",
+      isRefusal(outcome.error) ? "refused, and not as something a run drops" : "the request failed",
+      wordsOf(outcome.error) || undefined,
+    );
   }
   return row("jsonSchema", label, "supported", supports.grammarConstrained ? "taken, the reply held to the relaxed schema by the grammar" : "taken");
 }

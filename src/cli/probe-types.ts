@@ -10,16 +10,7 @@ export type ProbeStatus = "supported" | "refused" | "ignored" | "as text" | "not
 
 /** The capabilities the probe reports on, in the order it reports them. */
 export type ProbeCapability =
-  | "window"
-  | "usageInStream"
-  | "maxTokens"
-  | "temperature"
-  | "reasoningEffort"
-  | "grammar"
-  | "strictSchemas"
-  | "toolCalls"
-  | "jsonSchema"
-  | "prefill";
+  "window" | "usageInStream" | "maxTokens" | "temperature" | "reasoningEffort" | "grammar" | "strictSchemas" | "toolCalls" | "jsonSchema" | "prefill";
 
 /** One row of the probe's table. */
 export interface ProbeFinding {

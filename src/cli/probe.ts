@@ -98,7 +98,12 @@ async function chat(probe: Probe, build: (supports: EndpointCapabilities, model:
         note(supports, model);
         sent = build(supports, model);
         try {
-          return await streamTurn(probe.client, sent, { produced, idleMs, firstChunkMs: idleMs, ...(probe.options.signal ? { signal: probe.options.signal } : {}) });
+          return await streamTurn(probe.client, sent, {
+            produced,
+            idleMs,
+            firstChunkMs: idleMs,
+            ...(probe.options.signal ? { signal: probe.options.signal } : {}),
+          });
         } catch (error) {
           pending = error;
           throw error;
@@ -113,7 +118,13 @@ async function chat(probe: Probe, build: (supports: EndpointCapabilities, model:
     return { turn };
   } catch (error) {
     const failure = readFailure(error, probe.options.baseUrl, probe.model);
-    if (failure.kind === "interrupted" || failure.kind === "unreachable" || failure.kind === "unauthorized" || failure.kind === "unknownModel" || failure.kind === "notOpenAi") {
+    if (
+      failure.kind === "interrupted" ||
+      failure.kind === "unreachable" ||
+      failure.kind === "unauthorized" ||
+      failure.kind === "unknownModel" ||
+      failure.kind === "notOpenAi"
+    ) {
       throw failure;
     }
     return { error };
@@ -145,7 +156,9 @@ function probeJsonSchema(probe: Probe): Promise<ChatOutcome> {
     const body: StreamBody = buildBody(config, supports, model, messages);
     if (model?.structuredOutput === false) return body;
     const strict = supports.strictSchemas && !supports.grammarConstrained;
-    const json_schema = strict ? { name: "probe_word", strict: true, schema: sanitizeSchema(WORD_SCHEMA) } : { name: "probe_word", schema: relaxSchema(WORD_SCHEMA) };
+    const json_schema = strict
+      ? { name: "probe_word", strict: true, schema: sanitizeSchema(WORD_SCHEMA) }
+      : { name: "probe_word", schema: relaxSchema(WORD_SCHEMA) };
     return { ...body, response_format: { type: "json_schema", json_schema } };
   });
 }
@@ -254,7 +267,12 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     progress("probing the served window (the listing, then /props or /api/v0/models)");
     const window = await findWindow(probe, entry, counted.requests);
     const findings: ProbeFinding[] = [
-      { capability: "window", label: "served window", status: window.tokens > 0 ? "supported" : "unknown", detail: window.tokens > 0 ? `${window.tokens} tokens, from ${window.source}` : window.source },
+      {
+        capability: "window",
+        label: "served window",
+        status: window.tokens > 0 ? "supported" : "unknown",
+        detail: window.tokens > 0 ? `${window.tokens} tokens, from ${window.source}` : window.source,
+      },
     ];
     progress("probing usage in the stream, the max-tokens spelling, temperature and reasoning effort (one chat request, one more per refusal)");
     let parameters: ChatOutcome;
@@ -263,7 +281,14 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     } catch (error) {
       const failure = readFailure(error, base, model);
       if (failure.kind === "unknownModel" && listing && listing.length > 0 && !entry) {
-        throw new CliFailure("unknownModel", `${failure.message} It lists: ${listing.slice(0, 8).map((item) => item.id).join(", ")}.`, failure.cause);
+        throw new CliFailure(
+          "unknownModel",
+          `${failure.message} It lists: ${listing
+            .slice(0, 8)
+            .map((item) => item.id)
+            .join(", ")}.`,
+          failure.cause,
+        );
       }
       throw failure;
     }
@@ -281,7 +306,16 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     const evidence: ProbeEvidence = { parameters, tools, json, prefill, words: probe.words, toolName: PROBE_TOOL.function.name, ...(owner ? { owner } : {}) };
     // Every row and the snapshot are read off the records as the last probe left them.
     findings.push(...findingsFrom(probe.supports, runtime.modelCapabilitiesFor(base, options.apiKey, model), evidence));
-    return { baseUrl: base, model, listed: entry !== undefined, window, findings, requests: counted.requests, tokens: probe.tokens, snapshot: runtime.exportCapabilities() };
+    return {
+      baseUrl: base,
+      model,
+      listed: entry !== undefined,
+      window,
+      findings,
+      requests: counted.requests,
+      tokens: probe.tokens,
+      snapshot: runtime.exportCapabilities(),
+    };
   } finally {
     counted.stop();
     if (!options.runtime) runtime.reset();

@@ -59,13 +59,18 @@ export interface McpConnection extends McpToolset {
 }
 
 function transportFor(name: string, config: unknown): Transport {
-  if (typeof config !== "object" || config === null) throw new TypeError(`connectMcpServers: the server "${name}" must be { command, args } or { url }, not ${config === null ? "null" : typeof config}.`);
+  if (typeof config !== "object" || config === null)
+    throw new TypeError(`connectMcpServers: the server "${name}" must be { command, args } or { url }, not ${config === null ? "null" : typeof config}.`);
   const given = config as Partial<McpStdioServer & McpHttpServer> & { type?: unknown };
-  if (given.type === "sse") throw new TypeError(`connectMcpServers: the server "${name}" is of type "sse", which is not supported; use its streamable HTTP endpoint ({ url }).`);
-  if (given.type !== undefined && given.type !== "stdio" && given.type !== "http") throw new TypeError(`connectMcpServers: the server "${name}" has type ${JSON.stringify(given.type)}; use "stdio" or "http".`);
+  if (given.type === "sse")
+    throw new TypeError(`connectMcpServers: the server "${name}" is of type "sse", which is not supported; use its streamable HTTP endpoint ({ url }).`);
+  if (given.type !== undefined && given.type !== "stdio" && given.type !== "http")
+    throw new TypeError(`connectMcpServers: the server "${name}" has type ${JSON.stringify(given.type)}; use "stdio" or "http".`);
   if (given.type === "stdio" || (given.type === undefined && given.command !== undefined)) {
-    if (typeof given.command !== "string" || given.command.trim() === "") throw new TypeError(`connectMcpServers: the server "${name}" needs a command to run (a non-empty string).`);
-    if (given.args !== undefined && (!Array.isArray(given.args) || !given.args.every((arg) => typeof arg === "string"))) throw new TypeError(`connectMcpServers: the args of the server "${name}" must be a list of strings.`);
+    if (typeof given.command !== "string" || given.command.trim() === "")
+      throw new TypeError(`connectMcpServers: the server "${name}" needs a command to run (a non-empty string).`);
+    if (given.args !== undefined && (!Array.isArray(given.args) || !given.args.every((arg) => typeof arg === "string")))
+      throw new TypeError(`connectMcpServers: the args of the server "${name}" must be a list of strings.`);
     return new StdioClientTransport({
       command: given.command,
       ...(given.args ? { args: given.args } : {}),
@@ -111,7 +116,9 @@ function transportFor(name: string, config: unknown): Transport {
  */
 export async function connectMcpServers(servers: Readonly<Record<string, McpServerConfig>>, options: ConnectMcpOptions = {}): Promise<McpConnection> {
   if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
-    throw new TypeError(`connectMcpServers: expected an object of servers by name, got ${Array.isArray(servers) ? "an array" : servers === null ? "null" : typeof servers}.`);
+    throw new TypeError(
+      `connectMcpServers: expected an object of servers by name, got ${Array.isArray(servers) ? "an array" : servers === null ? "null" : typeof servers}.`,
+    );
   }
   const planned = Object.entries(servers).map(([name, config]) => ({ name, config, transport: transportFor(name, config) }));
   const info = options.clientInfo && typeof options.clientInfo.name === "string" ? options.clientInfo : { name: "agent-core", version: "0" };

@@ -87,7 +87,9 @@ function firstLine(text: unknown): string {
 }
 
 function isClient(value: unknown): value is McpClient {
-  return typeof value === "object" && value !== null && typeof (value as McpClient).callTool === "function" && typeof (value as McpClient).listTools === "function";
+  return (
+    typeof value === "object" && value !== null && typeof (value as McpClient).callTool === "function" && typeof (value as McpClient).listTools === "function"
+  );
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -107,14 +109,17 @@ async function listAll(client: McpClient): Promise<ListedTool[]> {
 }
 
 function parametersOf(tool: ListedTool): Record<string, unknown> {
-  const schema: Record<string, unknown> = tool.inputSchema && typeof tool.inputSchema === "object" ? { ...(tool.inputSchema as Record<string, unknown>) } : { type: "object", properties: {} };
+  const schema: Record<string, unknown> =
+    tool.inputSchema && typeof tool.inputSchema === "object" ? { ...(tool.inputSchema as Record<string, unknown>) } : { type: "object", properties: {} };
   delete schema.$schema;
   return schema;
 }
 
 function entriesOf(servers: unknown): Array<[string, McpServerEntry]> {
   if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
-    throw new TypeError(`mcpToolset: expected an object of connected MCP clients by server name, got ${Array.isArray(servers) ? "an array" : servers === null ? "null" : typeof servers}.`);
+    throw new TypeError(
+      `mcpToolset: expected an object of connected MCP clients by server name, got ${Array.isArray(servers) ? "an array" : servers === null ? "null" : typeof servers}.`,
+    );
   }
   return Object.entries(servers).map(([name, value]) => {
     const entry = isClient(value) ? { client: value } : (value as McpServerEntry);
@@ -183,7 +188,8 @@ export async function mcpToolset(servers: Readonly<Record<string, McpClient | Mc
   const merge = (state: ServerState, listed: readonly ListedTool[]): boolean => {
     const usable = listed.filter((tool) => {
       if ((tool.execution as { taskSupport?: unknown } | undefined)?.taskSupport !== "required") return true;
-      if (!state.skipped.has(tool.name)) notice(`The tool "${tool.name}" of the MCP server "${state.name}" needs task-based execution, which a tool call cannot use, so it is left out.`);
+      if (!state.skipped.has(tool.name))
+        notice(`The tool "${tool.name}" of the MCP server "${state.name}" needs task-based execution, which a tool call cannot use, so it is left out.`);
       state.skipped.add(tool.name);
       return false;
     });
@@ -244,7 +250,12 @@ export async function mcpToolset(servers: Readonly<Record<string, McpClient | Mc
 
   const dispatch: Dispatch = async (request, signal) => {
     const found = routeOf(request.name);
-    if (!found) throw new ToolNotFound({ toolName: request.name, availableTools: [...route.keys()], message: `No connected MCP server offers a tool named "${request.name}".` });
+    if (!found)
+      throw new ToolNotFound({
+        toolName: request.name,
+        availableTools: [...route.keys()],
+        message: `No connected MCP server offers a tool named "${request.name}".`,
+      });
     const { state, tool } = found;
     if (!state.connected) throw new McpServerError({ server: state.name, problem: "closed", tool: tool.mcpName });
     try {
@@ -322,7 +333,12 @@ export async function mcpToolset(servers: Readonly<Record<string, McpClient | Mc
     dispatch: { enumerable: true, value: dispatch },
     servers: {
       get: (): McpServerStatus[] =>
-        states.map((state) => ({ name: state.name, ...(state.label ? { label: state.label } : {}), connected: state.connected, tools: state.tools.map((tool) => tool.name) })),
+        states.map((state) => ({
+          name: state.name,
+          ...(state.label ? { label: state.label } : {}),
+          connected: state.connected,
+          tools: state.tools.map((tool) => tool.name),
+        })),
     },
     refresh: { value: async (): Promise<void> => void (disposed ? undefined : await Promise.all(states.map(refreshServer))) },
     dispose: { value: dispose },

@@ -76,7 +76,8 @@ export function bodyAttributes(body: RequestBody): Attributes {
     [ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY, body.presence_penalty],
   ];
   for (const [name, value] of numbers) if (isNumber(value)) attributes[name] = value;
-  const stop = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((item): item is string => typeof item === "string") : [];
+  const stop =
+    typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((item): item is string => typeof item === "string") : [];
   if (stop.length > 0) attributes[ATTR_GEN_AI_REQUEST_STOP_SEQUENCES] = stop;
   attributes[ATTR_GEN_AI_REQUEST_STREAM] = body.stream === true;
   if (typeof body.reasoning_effort === "string" && body.reasoning_effort !== "") attributes[A.requestReasoningEffort] = body.reasoning_effort;

@@ -87,7 +87,12 @@ export function inputContent(messages: readonly Message[]): InputContent {
     parts.push(...contentParts(message?.content));
     if (message?.role === "assistant" && Array.isArray(message.tool_calls)) {
       for (const call of message.tool_calls) {
-        parts.push({ type: "tool_call", id: String(call?.id ?? ""), name: String(call?.function?.name ?? ""), arguments: argumentsOf(call?.function?.arguments) });
+        parts.push({
+          type: "tool_call",
+          id: String(call?.id ?? ""),
+          name: String(call?.function?.name ?? ""),
+          arguments: argumentsOf(call?.function?.arguments),
+        });
       }
     }
     return { role, parts };

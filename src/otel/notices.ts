@@ -24,24 +24,56 @@ export type NoticeReading =
 
 type Reader = (text: string) => NoticeReading | undefined;
 
-const match = (pattern: RegExp, read: (groups: RegExpExecArray) => NoticeReading): Reader => (text) => {
-  const found = pattern.exec(text);
-  return found ? read(found) : undefined;
-};
+const match =
+  (pattern: RegExp, read: (groups: RegExpExecArray) => NoticeReading): Reader =>
+  (text) => {
+    const found = pattern.exec(text);
+    return found ? read(found) : undefined;
+  };
 
 const READERS: readonly Reader[] = Object.freeze([
   match(/^The endpoint refused stream_options;/, () => ({ kind: "refusal", field: "stream_options", scope: "endpoint" })),
   match(/^The endpoint could not take strict tool schemas;/, () => ({ kind: "refusal", field: "strict", scope: "endpoint" })),
-  match(/^Model (.+) does not take reasoning effort "[^"]*"; asking for /, (found) => ({ kind: "refusal", field: "reasoning_effort", scope: "model", model: found[1]! })),
-  match(/^Model (.+) takes no reasoning effort; sending none from now on\.$/, (found) => ({ kind: "refusal", field: "reasoning_effort", scope: "model", model: found[1]! })),
-  match(/^Model (.+) refused (max_tokens|max_completion_tokens); sending the reply ceiling as /, (found) => ({ kind: "refusal", field: found[2]!, scope: "model", model: found[1]! })),
+  match(/^Model (.+) does not take reasoning effort "[^"]*"; asking for /, (found) => ({
+    kind: "refusal",
+    field: "reasoning_effort",
+    scope: "model",
+    model: found[1]!,
+  })),
+  match(/^Model (.+) takes no reasoning effort; sending none from now on\.$/, (found) => ({
+    kind: "refusal",
+    field: "reasoning_effort",
+    scope: "model",
+    model: found[1]!,
+  })),
+  match(/^Model (.+) refused (max_tokens|max_completion_tokens); sending the reply ceiling as /, (found) => ({
+    kind: "refusal",
+    field: found[2]!,
+    scope: "model",
+    model: found[1]!,
+  })),
   match(/^Model (.+) does not let the temperature be chosen;/, (found) => ({ kind: "refusal", field: "temperature", scope: "model", model: found[1]! })),
-  match(/^Model (.+) refused response_format; asking for JSON in words/, (found) => ({ kind: "refusal", field: "response_format", scope: "model", model: found[1]! })),
-  match(/^The endpoint refused "(.+)" for model (.+); sending the request without /, (found) => ({ kind: "refusal", field: found[1]!, scope: "model", model: found[2]! })),
+  match(/^Model (.+) refused response_format; asking for JSON in words/, (found) => ({
+    kind: "refusal",
+    field: "response_format",
+    scope: "model",
+    model: found[1]!,
+  })),
+  match(/^The endpoint refused "(.+)" for model (.+); sending the request without /, (found) => ({
+    kind: "refusal",
+    field: found[1]!,
+    scope: "model",
+    model: found[2]!,
+  })),
   match(/^The request failed \((.*)\); retry (\d+) of \d+ in /, (found) => ({ kind: "retry", attempt: Number(found[2]), failure: found[1]! })),
   match(/^The endpoint is still loading .+; waiting up to /, () => ({ kind: "loading" })),
   match(/^The reply was cut off at the .+-token ceiling/, () => ({ kind: "cut-off" })),
-  match(/^Continued the cut-off answer by prefilling it \((\d+) more requests?\)/, (found) => ({ kind: "continuation", outcome: "continued", requests: Number(found[1]), latched: false })),
+  match(/^Continued the cut-off answer by prefilling it \((\d+) more requests?\)/, (found) => ({
+    kind: "continuation",
+    outcome: "continued",
+    requests: Number(found[1]),
+    latched: false,
+  })),
   match(/^Model .+ started the answer over instead of continuing it;/, () => ({ kind: "continuation", outcome: "started_over", latched: true })),
   match(/^Model .+ refused to continue a cut-off answer/, () => ({ kind: "continuation", outcome: "refused", latched: true })),
   match(/^Continuing the cut-off answer failed/, () => ({ kind: "continuation", outcome: "failed", latched: false })),

@@ -240,7 +240,11 @@ export class RequestSpans {
       const requests = continuation.reading.requests;
       last.span.addEvent(
         E.continuation,
-        { [A.continuationOutcome]: continuation.reading.outcome, ...(requests !== undefined ? { [A.continuationRequests]: requests } : {}), [A.notice]: continuation.text },
+        {
+          [A.continuationOutcome]: continuation.reading.outcome,
+          ...(requests !== undefined ? { [A.continuationRequests]: requests } : {}),
+          [A.notice]: continuation.text,
+        },
         continuation.at,
       );
       if (requests !== undefined) last.span.setAttribute(A.continuationRequests, requests);
@@ -268,8 +272,10 @@ export class RequestSpans {
       const finishReason = typeof turn.finishReason === "string" ? turn.finishReason : "";
       last.span.setAttribute(ATTR_GEN_AI_OUTPUT_MESSAGES, outputContent({ text: last.text.join(""), reasoning: last.reasoning.join(""), finishReason }));
     }
-    if (typeof turn.prompt === "number") this.settings.meters.tokens.record(turn.prompt, { ...points, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
-    if (typeof turn.completion === "number") this.settings.meters.tokens.record(turn.completion, { ...points, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
+    if (typeof turn.prompt === "number")
+      this.settings.meters.tokens.record(turn.prompt, { ...points, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
+    if (typeof turn.completion === "number")
+      this.settings.meters.tokens.record(turn.completion, { ...points, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
     this.close(last, at, failure);
     this.lastChat = last.span.spanContext();
     this.stepStartedAt = at;

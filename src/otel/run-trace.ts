@@ -10,7 +10,16 @@
  */
 
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
-import { LOAD_TOOLS_NAME, STOPPED_BEFORE_CALL, STOPPED_DURING_CALL, type RequestBody, type RunEventInput, type RunOutcome, type RunTotals, type ToolCallRequest } from "../index.js";
+import {
+  LOAD_TOOLS_NAME,
+  STOPPED_BEFORE_CALL,
+  STOPPED_DURING_CALL,
+  type RequestBody,
+  type RunEventInput,
+  type RunOutcome,
+  type RunTotals,
+  type ToolCallRequest,
+} from "../index.js";
 import { bodyAttributes, summaryIn } from "./attributes.js";
 import { inputContent } from "./content.js";
 import { AGENT_CORE_ATTRIBUTES as A, AGENT_CORE_EVENTS as E, ERROR_TYPE_STOPPED } from "./names.js";
@@ -186,7 +195,11 @@ export class RunTrace {
     const { tracer, parent, startedAt, runName, common, runAttributes } = this.settings;
     this.run = tracer.startSpan(
       runName,
-      { kind: SpanKind.INTERNAL, startTime: startedAt, attributes: { ...common, [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT, ...runAttributes } },
+      {
+        kind: SpanKind.INTERNAL,
+        startTime: startedAt,
+        attributes: { ...common, [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT, ...runAttributes },
+      },
       parent,
     );
     this.runContext = trace.setSpan(parent, this.run);
@@ -237,7 +250,18 @@ export class RunTrace {
     const reading = this.readings.get(id);
     this.readings.delete(id);
     const link = this.requests.lastChat;
-    this.tools.set(id, openTool(this.settings, this.runContext, { id, name, args, at, ...(link ? { link } : {}), ...(original !== undefined ? { original } : {}), ...(reading ? { reading } : {}) }));
+    this.tools.set(
+      id,
+      openTool(this.settings, this.runContext, {
+        id,
+        name,
+        args,
+        at,
+        ...(link ? { link } : {}),
+        ...(original !== undefined ? { original } : {}),
+        ...(reading ? { reading } : {}),
+      }),
+    );
     this.toolCalls += 1;
   }
 

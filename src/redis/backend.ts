@@ -52,7 +52,12 @@ function eventOf(entry: unknown): RunEvent | undefined {
 }
 
 /** The backend over three open connections. */
-function assemble(settings: RedisSettings, connections: { commands: RedisConnection; subscriber: RedisConnection; reader: RedisConnection }, latches: LatchStore, instance: string): RedisBackend {
+function assemble(
+  settings: RedisSettings,
+  connections: { commands: RedisConnection; subscriber: RedisConnection; reader: RedisConnection },
+  latches: LatchStore,
+  instance: string,
+): RedisBackend {
   const { commands, subscriber, reader } = connections;
   const url = redactUrl(settings.url);
   const stop = new AbortController();
@@ -69,7 +74,9 @@ function assemble(settings: RedisSettings, connections: { commands: RedisConnect
   const lost = () => {
     if (lostAt !== undefined || commands.isReady || stop.signal.aborted) return;
     lostAt = Date.now();
-    notice(`Redis at ${url} is unreachable; this replica keeps its runs going, holds up to ${settings.maxBufferedEvents} events to write when it is back, and keeps its latches locally meanwhile.`);
+    notice(
+      `Redis at ${url} is unreachable; this replica keeps its runs going, holds up to ${settings.maxBufferedEvents} events to write when it is back, and keeps its latches locally meanwhile.`,
+    );
   };
   commands.on("error", lost);
   commands.on("reconnecting", lost);
@@ -82,7 +89,9 @@ function assemble(settings: RedisSettings, connections: { commands: RedisConnect
     const seconds = ((Date.now() - lostAt) / 1000).toFixed(1);
     const dropped = writer.takeDropped();
     lostAt = undefined;
-    notice(`Redis at ${url} is reachable again after ${seconds} s; ${dropped === 0 ? "no event was dropped" : `${dropped} event${dropped === 1 ? " was" : "s were"} dropped past the buffer, and their watchers are told of the gap`}.`);
+    notice(
+      `Redis at ${url} is reachable again after ${seconds} s; ${dropped === 0 ? "no event was dropped" : `${dropped} event${dropped === 1 ? " was" : "s were"} dropped past the buffer, and their watchers are told of the gap`}.`,
+    );
   });
   subscriber.on("ready", () => {
     if (!stop.signal.aborted) void latches.resync();
@@ -146,13 +155,18 @@ function assemble(settings: RedisSettings, connections: { commands: RedisConnect
       try {
         reply = await send(commands, ["XRANGE", runKey(settings.prefix, String(runId)), `0-${after + 1}`, "+"]);
       } catch (error) {
-        throw new RedisBackendError({ url, message: `Could not read the history of run ${String(runId)} from Redis at ${url}: ${messageOf(error)}`, cause: error });
+        throw new RedisBackendError({
+          url,
+          message: `Could not read the history of run ${String(runId)} from Redis at ${url}: ${messageOf(error)}`,
+          cause: error,
+        });
       }
       const found: RunEvent[] = [];
-      if (Array.isArray(reply)) for (const entry of reply) {
-        const event = eventOf(entry);
-        if (event !== undefined) found.push(event);
-      }
+      if (Array.isArray(reply))
+        for (const entry of reply) {
+          const event = eventOf(entry);
+          if (event !== undefined) found.push(event);
+        }
       return found;
     },
     close: () => (closing ??= close()),
@@ -187,11 +201,7 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
   }
   const settings = settingsOf(options);
   const url = redactUrl(settings.url);
-  const opening = await Promise.allSettled([
-    openConnection(settings, "commands"),
-    openConnection(settings, "subscriber"),
-    openConnection(settings, "reader"),
-  ]);
+  const opening = await Promise.allSettled([openConnection(settings, "commands"), openConnection(settings, "subscriber"), openConnection(settings, "reader")]);
   const opened = opening.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const failure = opening.find((result) => result.status === "rejected");
   if (failure !== undefined) {

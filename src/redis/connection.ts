@@ -30,8 +30,7 @@ export async function openConnection(settings: RedisSettings, role: string): Pro
       disableOfflineQueue: true,
       socket: {
         connectTimeout: settings.connectTimeoutMs,
-        reconnectStrategy: (retries: number, cause: Error) =>
-          opened ? Math.min(25 * 2 ** Math.min(retries, 10), settings.reconnectDelayMs) : cause,
+        reconnectStrategy: (retries: number, cause: Error) => (opened ? Math.min(25 * 2 ** Math.min(retries, 10), settings.reconnectDelayMs) : cause),
       },
     });
   } catch (error) {

@@ -129,7 +129,18 @@ export class EventReader {
         const ids = keys.map((key) => (from.get(key) as [number, number]).join("-"));
         let reply: Reply;
         try {
-          reply = await send(this.reader, ["XREAD", "COUNT", String(this.settings.batchSize), "BLOCK", String(this.settings.blockMs), "STREAMS", this.wakeKey, ...keys, this.wakeId, ...ids]);
+          reply = await send(this.reader, [
+            "XREAD",
+            "COUNT",
+            String(this.settings.batchSize),
+            "BLOCK",
+            String(this.settings.blockMs),
+            "STREAMS",
+            this.wakeKey,
+            ...keys,
+            this.wakeId,
+            ...ids,
+          ]);
         } catch {
           if (this.stop.aborted) break;
           // The connection went, or the server refused the read: wait for it rather than spin.

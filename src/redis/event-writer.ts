@@ -103,7 +103,16 @@ export class EventWriter {
       } catch {
         continue;
       }
-      this.queue.push({ kind: "event", key, id: `0-${event.seq}`, json, done: event.kind === "done", maxLen, retainMs: bus.retainMs, retainUnendedMs: bus.retainUnendedMs });
+      this.queue.push({
+        kind: "event",
+        key,
+        id: `0-${event.seq}`,
+        json,
+        done: event.kind === "done",
+        maxLen,
+        retainMs: bus.retainMs,
+        retainUnendedMs: bus.retainUnendedMs,
+      });
       this.events += 1;
     }
     this.bound();

@@ -17,14 +17,7 @@ import { contentText } from "../text/content-text.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 import { count, headOf, isUser, summaryOf, SUMMARY_LEAD, type CompactionPlan } from "./compaction-plan.js";
 
-export {
-  SUMMARY_LEAD,
-  planCompaction,
-  summaryOf,
-  type CompactionPlan,
-  type MessageEstimate,
-  type PlanOptions,
-} from "./compaction-plan.js";
+export { SUMMARY_LEAD, planCompaction, summaryOf, type CompactionPlan, type MessageEstimate, type PlanOptions } from "./compaction-plan.js";
 
 const DEFAULTS = {
   keepLast: 5,
@@ -130,10 +123,7 @@ export function pruneToolResults(messages: readonly Message[], options?: PruneOp
  * any, which the new summary should take in so that nothing it said is lost. It returns the new
  * summary text; an empty or blank one means no fold. What it throws is passed on.
  */
-export type Summariser = (
-  messages: Message[],
-  options: { previous?: string; signal?: AbortSignal },
-) => Promise<string> | string;
+export type Summariser = (messages: Message[], options: { previous?: string; signal?: AbortSignal }) => Promise<string> | string;
 
 /** The hooks a compaction tells what is going. */
 export interface CompactionHooks {

@@ -122,7 +122,8 @@ export function toolset(entries: readonly ToolsetEntry[], options: ToolsetOption
   const nested: Toolset[] = [];
   entries.forEach((entry, index) => {
     if (isDefinedTool(entry)) {
-      if (own.has(entry.name)) throw new TypeError(`toolset: the tool at index ${index} is named "${entry.name}", like an earlier one; tool names must be distinct.`);
+      if (own.has(entry.name))
+        throw new TypeError(`toolset: the tool at index ${index} is named "${entry.name}", like an earlier one; tool names must be distinct.`);
       own.set(entry.name, entry);
     } else if (isToolset(entry)) nested.push(entry);
     else throw new TypeError(`toolset: the entry at index ${index} is ${describe(entry)}.`);

@@ -42,11 +42,16 @@ function declaredSchema(name: string, parameters: unknown): { [keyword: string]:
       // The model writes what the schema parses, so its input side is the one to describe.
       schema = toJSONSchema(parameters, { io: "input", unrepresentable: "any" });
     } catch (error) {
-      throw new TypeError(`defineTool("${name}"): parameters could not be converted to JSON Schema (${error instanceof Error ? error.message : String(error)}).`, { cause: error });
+      throw new TypeError(
+        `defineTool("${name}"): parameters could not be converted to JSON Schema (${error instanceof Error ? error.message : String(error)}).`,
+        { cause: error },
+      );
     }
     if (isPlainRecord(schema)) delete schema.$schema;
   } else if (isOlderZod(parameters)) {
-    throw new TypeError(`defineTool("${name}"): parameters is a zod 3 schema; pass a zod 4 schema (import { z } from "zod", zod 4 or later) or a JSON Schema object.`);
+    throw new TypeError(
+      `defineTool("${name}"): parameters is a zod 3 schema; pass a zod 4 schema (import { z } from "zod", zod 4 or later) or a JSON Schema object.`,
+    );
   } else if (isPlainRecord(parameters)) {
     schema = parameters;
   } else {
@@ -54,7 +59,9 @@ function declaredSchema(name: string, parameters: unknown): { [keyword: string]:
   }
   const root = schema as { [keyword: string]: unknown };
   if (root.type !== undefined && root.type !== "object") {
-    throw new TypeError(`defineTool("${name}"): parameters must describe an object (a tool's arguments are one JSON object), not type ${JSON.stringify(root.type)}.`);
+    throw new TypeError(
+      `defineTool("${name}"): parameters must describe an object (a tool's arguments are one JSON object), not type ${JSON.stringify(root.type)}.`,
+    );
   }
   return root.type === undefined && root.properties !== undefined ? { type: "object", ...root } : root;
 }
@@ -106,8 +113,10 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Defined
       `defineTool: name must be 1 to 64 letters, digits, "_" or "-" (what an OpenAI-compatible server accepts), not ${typeof name === "string" ? JSON.stringify(name) : describe(name)}.`,
     );
   }
-  if (description !== undefined && typeof description !== "string") throw new TypeError(`defineTool("${name}"): description must be a string, not ${describe(description)}.`);
-  if (typeof execute !== "function") throw new TypeError(`defineTool("${name}"): execute must be a function (args, { signal, call }) => result, not ${describe(execute)}.`);
+  if (description !== undefined && typeof description !== "string")
+    throw new TypeError(`defineTool("${name}"): description must be a string, not ${describe(description)}.`);
+  if (typeof execute !== "function")
+    throw new TypeError(`defineTool("${name}"): execute must be a function (args, { signal, call }) => result, not ${describe(execute)}.`);
   const schema = declaredSchema(name, parameters);
   const fn: ToolDefinition["function"] = { name, parameters: schema as JsonSchema };
   if (description) fn.description = description;

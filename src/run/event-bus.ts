@@ -61,9 +61,7 @@ export const EVENT_BUS = defineSlot<Bus>("events", createBus, clearBus);
 
 /** When an unwatched run becomes reapable. */
 export function deadlineOf(stream: Stream, settings: EventSettings): number {
-  return stream.endedAt !== undefined
-    ? stream.endedAt + settings.retainMs
-    : stream.touched + settings.retainUnendedMs;
+  return stream.endedAt !== undefined ? stream.endedAt + settings.retainMs : stream.touched + settings.retainUnendedMs;
 }
 
 /** Makes sure the sweep runs by `deadline`, moving the timer earlier if it was set later. */
@@ -251,4 +249,3 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     for (const resolve of waiting) resolve({ done: true, value: undefined });
   }
 }
-

@@ -187,7 +187,13 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
  * `done`, the run's end, a reset or `signal`.
  * @internal
  */
-export function followRunIn(state: RuntimeState, link: BackendLink, runId: string, signal: AbortSignal | undefined, after: number): AsyncIterableIterator<RunEvent> {
+export function followRunIn(
+  state: RuntimeState,
+  link: BackendLink,
+  runId: string,
+  signal: AbortSignal | undefined,
+  after: number,
+): AsyncIterableIterator<RunEvent> {
   return new FollowedRun(link, slotOf(state, EVENT_BUS), runId, signal, after);
 }
 

@@ -10,17 +10,7 @@
  * and never reaps a run somebody is watching.
  */
 
-import {
-  EVENT_BUS,
-  EVENT_DEFAULTS,
-  RunWatcher,
-  clearBus,
-  count,
-  deadlineOf,
-  rescheduleSweep,
-  scheduleSweep,
-  type Stream,
-} from "./event-bus.js";
+import { EVENT_BUS, EVENT_DEFAULTS, RunWatcher, clearBus, count, deadlineOf, rescheduleSweep, scheduleSweep, type Stream } from "./event-bus.js";
 import { closeFollowersIn, followRunIn } from "./event-follow.js";
 import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, ThinkingEvent } from "../shapes/event-types.js";
 import { defaultState, slotOf, type RuntimeState } from "../state/state.js";
@@ -125,8 +115,8 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
  * `resumed` event right after a `done` whose outcome is `awaiting-approval`, which continues
  * that run, numbering on.
  *
- * @param runId The run the event belongs to.
- * @param event The event without its `seq` and `at`.
+ * @param runId - The run the event belongs to.
+ * @param event - The event without its `seq` and `at`.
  * @returns The event as stored (frozen), or `undefined` where it was dropped.
  * @example
  * emit(runId, { kind: "output", text: "Hello" });
@@ -139,12 +129,7 @@ export function emit(runId: string, event: RunEventInput): RunEvent | undefined 
  * Streams a run's events to one watcher; the state-taking form of {@link watch}.
  * @internal
  */
-export function watchIn(
-  state: RuntimeState,
-  runId: string,
-  signal?: AbortSignal,
-  options: ReplayOptions = {},
-): AsyncIterableIterator<RunEvent> {
+export function watchIn(state: RuntimeState, runId: string, signal?: AbortSignal, options: ReplayOptions = {}): AsyncIterableIterator<RunEvent> {
   const after = typeof options?.after === "number" && Number.isFinite(options.after) ? options.after : 0;
   const bus = slotOf(state, EVENT_BUS);
   if (state.link !== undefined && !bus.streams.has(String(runId))) return followRunIn(state, state.link, String(runId), signal, after);
@@ -167,9 +152,9 @@ export function watchIn(
  * still attached keeps its run from being reaped, so pass a signal for anything that can go away.
  * Watching a run that has not started waits for it.
  *
- * @param runId The run to watch.
- * @param signal Ends the watch early.
- * @param options `after` resumes after a seq the client already has.
+ * @param runId - The run to watch.
+ * @param signal - Ends the watch early.
+ * @param options - `after` resumes after a seq the client already has.
  * @example
  * for await (const event of watch(runId, request.signal)) render(event);
  */
@@ -193,8 +178,8 @@ export function historyIn(state: RuntimeState, runId: string, options: ReplayOpt
  *
  * At most `maxEvents` plus `trimSlack` of the latest. An unknown or reaped run has none.
  *
- * @param runId The run to read.
- * @param options `after` returns only the events after that seq.
+ * @param runId - The run to read.
+ * @param options - `after` returns only the events after that seq.
  */
 export function history(runId: string, options?: ReplayOptions): RunEvent[] {
   return historyIn(defaultState, runId, options);
@@ -224,7 +209,7 @@ export function endRunIn(state: RuntimeState, runId: string): boolean {
  * as ended until `retainMs` passes, so a late event for it is dropped rather than starting the
  * numbering again at 1.
  *
- * @param runId The run to drop.
+ * @param runId - The run to drop.
  * @returns Whether the bus held the run.
  */
 export function endRun(runId: string): boolean {
@@ -256,7 +241,7 @@ export function configureEventsIn(state: RuntimeState, options: Partial<EventSet
  * could sensibly be zero. `Infinity` is accepted and means no cap or no deadline. A new cap
  * applies from the next event; new deadlines apply to the runs already held.
  *
- * @param options The settings to change.
+ * @param options - The settings to change.
  * @returns The whole set in force after the call.
  * @example
  * configureEvents({ maxEvents: 500, retainUnendedMs: 10 * 60_000 });
@@ -292,7 +277,7 @@ export function resetEvents(): void {
  * came after a block resumes exactly behind it. Every other event is passed through as it is.
  * The events given are not changed; a merged block is a new object.
  *
- * @param events Events in seq order, as {@link history} or a watcher hands them out.
+ * @param events - Events in seq order, as {@link history} or a watcher hands them out.
  * @returns The blocks, in order.
  */
 export function fold(events: readonly RunEvent[]): RunEvent[] {

@@ -37,11 +37,7 @@ export interface HookOutcome {
  *
  * The caller's to write; it should resolve rather than reject, but nothing here depends on it.
  */
-export type HookRunner = (
-  event: HookEventName,
-  payload: Record<string, unknown>,
-  options?: { signal?: AbortSignal },
-) => Promise<HookOutcome[]>;
+export type HookRunner = (event: HookEventName, payload: Record<string, unknown>, options?: { signal?: AbortSignal }) => Promise<HookOutcome[]>;
 
 /** Whether a value is a number above zero (Infinity included). */
 export const positive = (value: unknown): value is number => typeof value === "number" && value > 0;
@@ -63,8 +59,7 @@ function readOutcome(item: unknown): HookOutcome | undefined {
   if (!isObject(item)) return undefined;
   // An outcome in the older pool shape names the hook `label` and carries its context as `text`.
   const hook = typeof item.hook === "string" ? item.hook : typeof item.label === "string" ? item.label : "";
-  const context =
-    typeof item.context === "string" ? item.context : item.inject === true && typeof item.text === "string" ? item.text : undefined;
+  const context = typeof item.context === "string" ? item.context : item.inject === true && typeof item.text === "string" ? item.text : undefined;
   const outcome: HookOutcome = { ...item, hook, ok: item.ok === true };
   delete outcome.context;
   delete outcome.maxTokens;
@@ -139,4 +134,3 @@ export function outcomeNotes(outcomes: readonly HookOutcome[], event: string): s
   }
   return notes;
 }
-

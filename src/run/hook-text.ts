@@ -68,8 +68,7 @@ function escapeFences(text: string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
-const attribute = (text: string) =>
-  text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+const attribute = (text: string) => text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 
 /**
  * Wraps text nobody vouched for in an `<untrusted>` fence the model can see, escaping any tag inside it that could close or reopen the fence.
@@ -81,8 +80,8 @@ const attribute = (text: string) =>
  * system prompt once so the model knows what the fence means. This is one layer, not a defence
  * on its own: what the text can make the agent do is the tool policy's call.
  *
- * @param text The text to fence; anything that is not a string is written as one.
- * @param options `source` names where it came from.
+ * @param text - The text to fence; anything that is not a string is written as one.
+ * @param options - `source` names where it came from.
  * @returns `<untrusted source="…">`, the text on its own lines, then `</untrusted>`.
  * @example
  * const content = `Summarise this page.\n\n${untrusted(page, { source: url })}`;
@@ -113,8 +112,7 @@ function messageUuid(sessionId: string, index: number, speaker: string, text: st
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-const whole = (value: unknown, fallback: number) =>
-  typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : fallback;
+const whole = (value: unknown, fallback: number) => (typeof value === "number" && Number.isFinite(value) ? Math.trunc(value) : fallback);
 
 /**
  * Returns the user and assistant messages of a stretch of transcript as a hook reads them, each with a stable uuid.
@@ -127,11 +125,11 @@ const whole = (value: unknown, fallback: number) =>
  * says where `messages` starts in the stored transcript; a retry that writes a different answer
  * at the same index gets a different uuid.
  *
- * @param sessionId Part of every uuid, so two sessions never share one.
- * @param messages The transcript, in any shape with an OpenAI-style `role` and `content`.
- * @param from The first array index read, inclusive; absent or below zero reads from the start.
- * @param to The array index to stop before; absent or past the end reads to the end.
- * @param options `offset` is the stored index of `messages[0]` (0 by default), for an array a fold has shifted.
+ * @param sessionId - Part of every uuid, so two sessions never share one.
+ * @param messages - The transcript, in any shape with an OpenAI-style `role` and `content`.
+ * @param from - The first array index read, inclusive; absent or below zero reads from the start.
+ * @param to - The array index to stop before; absent or past the end reads to the end.
+ * @param options - `offset` is the stored index of `messages[0]` (0 by default), for an array a fold has shifted.
  */
 export function turnMessages(
   sessionId: string,
@@ -159,9 +157,9 @@ export function turnMessages(
 /**
  * Returns which turn of a session starts at a point, from 0: the user messages before it, plus `offset`.
  *
- * @param messages The transcript.
- * @param before The array index the turn starts at; absent is the end, the index of a question not yet appended.
- * @param options `offset` counts the turns a fold took out of `messages` (0 by default).
+ * @param messages - The transcript.
+ * @param before - The array index the turn starts at; absent is the end, the index of a question not yet appended.
+ * @param options - `offset` counts the turns a fold took out of `messages` (0 by default).
  */
 export function turnIndex(messages: readonly { role: string }[], before?: number, options: { offset?: number } = {}): number {
   const offset = whole(options?.offset, 0);

@@ -11,17 +11,7 @@
  * notes.
  */
 
-import {
-  INJECTING,
-  isObject,
-  named,
-  outcomeNotes,
-  positive,
-  runSafely,
-  type HookEventName,
-  type HookOutcome,
-  type HookRunner,
-} from "./hook-runner.js";
+import { INJECTING, isObject, named, outcomeNotes, positive, runSafely, type HookEventName, type HookOutcome, type HookRunner } from "./hook-runner.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { DEFAULT_CHARS_PER_TOKEN, estimateTokens } from "../text/tokens.js";
 
@@ -84,7 +74,7 @@ export function configureHooksIn(state: RuntimeState, options: Partial<HookSetti
  * argument of {@link assembleContext} win over the budget for one request, and a preface passed
  * to {@link withContext} wins over this one.
  *
- * @param options The settings to change.
+ * @param options - The settings to change.
  * @returns Both settings in force after the call.
  * @example
  * configureHooks({ preface: "Added by my-host's hooks, not the user's words:" });
@@ -172,8 +162,8 @@ export function assembleContextIn(state: RuntimeState, outcomes: readonly HookOu
  * blocks are joined by a blank line, in the order given — so earlier hooks are served first.
  * Tokens are estimated at four characters each. Failed outcomes add nothing and are noted.
  *
- * @param outcomes What the runners returned.
- * @param maxTokens The budget for this request; absent, or not a number above zero, is the one
+ * @param outcomes - What the runners returned.
+ * @param maxTokens - The budget for this request; absent, or not a number above zero, is the one
  * {@link configureHooks} set (HOOK_CONTEXT_TOKENS by default).
  */
 export function assembleContext(outcomes: readonly HookOutcome[], maxTokens?: number): AssembledContext {
@@ -251,10 +241,10 @@ export async function gatherIn(
  * than a list, yields one note for its event and loses only what that event would have added.
  * Bounding each hook's time is the runner's job; the signal ends the wait for all of them.
  *
- * @param run Runs one event's hooks.
- * @param event The event, or events, to run.
- * @param payload What the hooks are told.
- * @param options `maxTokens` for this request's budget, `signal`, and `onNote`.
+ * @param run - Runs one event's hooks.
+ * @param event - The event, or events, to run.
+ * @param payload - What the hooks are told.
+ * @param options - `maxTokens` for this request's budget, `signal`, and `onNote`.
  * @example
  * const gathered = await gather(run, "beforeTurn", { session: { id }, prompt });
  * const request = withContext(messages, messages.length - 1, gathered.context);
@@ -292,18 +282,13 @@ const tell = (notes: readonly string[], onNote?: (note: string) => void) => {
  * the one that waits for it. There is no signal, because a reader who leaves once the turn is
  * answered has not asked for the turn not to be remembered.
  *
- * @param run Runs the event's hooks.
- * @param event The event.
- * @param payload What the hooks are told.
- * @param options `onNote` hears each failure and each hook's own note.
+ * @param run - Runs the event's hooks.
+ * @param event - The event.
+ * @param payload - What the hooks are told.
+ * @param options - `onNote` hears each failure and each hook's own note.
  * @returns Every outcome, including one for a runner that threw or answered with something else.
  */
-export async function notify(
-  run: HookRunner,
-  event: HookEventName,
-  payload: Record<string, unknown>,
-  options?: NotifyOptions,
-): Promise<HookOutcome[]> {
+export async function notify(run: HookRunner, event: HookEventName, payload: Record<string, unknown>, options?: NotifyOptions): Promise<HookOutcome[]> {
   const answer = await runSafely(run, event, payload);
   const own = answer.outcomes.filter((outcome) => outcome !== answer.failure);
   tell([...answer.notes, ...outcomeNotes(own, String(event))], options?.onNote);
@@ -327,10 +312,10 @@ export interface Consulted {
  * holds off when `veto` comes back. Only an outcome that worked can veto — a hook that failed,
  * or a runner that threw, vetoes nothing.
  *
- * @param run Runs the event's hooks.
- * @param event What is about to happen.
- * @param payload What the hooks are told.
- * @param options `signal` ends the wait (with no veto); `onNote` hears each note.
+ * @param run - Runs the event's hooks.
+ * @param event - What is about to happen.
+ * @param payload - What the hooks are told.
+ * @param options - `signal` ends the wait (with no veto); `onNote` hears each note.
  */
 export async function consult(
   run: HookRunner,
@@ -355,13 +340,7 @@ export async function consult(
  * Puts hook context on one question of a request; the state-taking form of {@link withContext}.
  * @internal
  */
-export function withContextIn<M extends { role: string }>(
-  state: RuntimeState,
-  messages: readonly M[],
-  index: number,
-  context: string,
-  preface?: string,
-): M[] {
+export function withContextIn<M extends { role: string }>(state: RuntimeState, messages: readonly M[], index: number, context: string, preface?: string): M[] {
   if (!Array.isArray(messages)) return [];
   const copy = messages.slice();
   const message = copy[index] as (M & { content?: unknown }) | undefined;
@@ -385,10 +364,10 @@ export function withContextIn<M extends { role: string }>(
  * whatever {@link configureHooks} has been told since. Empty context, an index that is not a
  * position in the array, or a message there that is not the user's leaves a plain copy.
  *
- * @param messages The request's messages.
- * @param index Where the question is in `messages`.
- * @param context What {@link gather} or {@link assembleContext} built.
- * @param preface Said above the blocks: absent (or not a string) is the configured one, and an
+ * @param messages - The request's messages.
+ * @param index - Where the question is in `messages`.
+ * @param context - What {@link gather} or {@link assembleContext} built.
+ * @param preface - Said above the blocks: absent (or not a string) is the configured one, and an
  * empty string says nothing, leaving the blocks to lead the question.
  * @returns A new array.
  * @example

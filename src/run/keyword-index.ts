@@ -275,7 +275,16 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
   });
   const positions = new Map<string, Int32Array>();
   for (const [name, list] of named) positions.set(name, Int32Array.from(list));
-  return { tools, postings, idf, settings, groupOf: Int32Array.from(groupOf), groups: groups.map((group) => Int32Array.from(group)), positions, placements: new WeakMap() };
+  return {
+    tools,
+    postings,
+    idf,
+    settings,
+    groupOf: Int32Array.from(groupOf),
+    groups: groups.map((group) => Int32Array.from(group)),
+    positions,
+    placements: new WeakMap(),
+  };
 }
 
 /** The query terms of a request: its words and its adjacent pairs, each with its weight. */

@@ -129,11 +129,7 @@ function onlyAppends(previous: LedgerRequest, next: LedgerRequest): boolean {
  * @example
  * ledger = recordRequest(ledger, lastRecorded, { messages, tools, prompt: turn.usage.prompt, cached: turn.usage.cached });
  */
-export function recordRequest(
-  ledger: readonly LedgerEntry[],
-  previous: LedgerRequest | undefined,
-  next: ReportedRequest,
-): LedgerEntry[] {
+export function recordRequest(ledger: readonly LedgerEntry[], previous: LedgerRequest | undefined, next: ReportedRequest): LedgerEntry[] {
   const entries = Array.isArray(ledger) ? (ledger as LedgerEntry[]) : [];
   const messages = next?.messages;
   if (!Array.isArray(messages) || messages.length === 0) return entries;
@@ -209,13 +205,7 @@ function measure(ledger: readonly LedgerEntry[], messages: readonly Message[], o
  * measured. Indexes are clamped to the transcript; throws
  * {@link LedgerMismatch} when an entry points past its end.
  */
-export function tokensBetween(
-  ledger: readonly LedgerEntry[],
-  from: number,
-  to: number,
-  messages: readonly Message[],
-  options?: LedgerOptions,
-): number {
+export function tokensBetween(ledger: readonly LedgerEntry[], from: number, to: number, messages: readonly Message[], options?: LedgerOptions): number {
   const length = Array.isArray(messages) ? messages.length : 0;
   const start = clamp(from, 0, length);
   const end = clamp(to, 0, length);

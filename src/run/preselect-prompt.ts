@@ -89,8 +89,8 @@ export function toolCount(catalog: readonly CatalogServer[]): number {
  * per tool (its name and its description on one line, cut at 240 characters), so it stays the
  * same from request to request and a server's prompt cache can keep it.
  *
- * @param catalog The connected servers and their tools.
- * @param cap The most tools the model may name.
+ * @param catalog - The connected servers and their tools.
+ * @param cap - The most tools the model may name.
  * @default cap 12
  */
 export function preselectSystem(catalog: readonly CatalogServer[], cap: number = DEFAULT_CAP): string {
@@ -113,9 +113,9 @@ export function preselectSystem(catalog: readonly CatalogServer[], cap: number =
  *
  * The reminder states the cap, lowered to the number of tools the catalogue holds.
  *
- * @param catalog The connected servers and their tools.
- * @param request The request the tools are for.
- * @param cap The most tools the model may name.
+ * @param catalog - The connected servers and their tools.
+ * @param request - The request the tools are for.
+ * @param cap - The most tools the model may name.
  * @default cap 12
  */
 export function preselectInput(catalog: readonly CatalogServer[], request: string, cap: number = DEFAULT_CAP): string {
@@ -157,9 +157,9 @@ export function namesIn(reply: unknown): unknown[] | undefined {
  * exactly first, then ignoring case where that picks one tool. Anything else gives an empty
  * list; it never throws.
  *
- * @param reply The model's answer, parsed or as text.
- * @param catalog The connected servers and their tools.
- * @param cap The most tools to keep.
+ * @param reply - The model's answer, parsed or as text.
+ * @param catalog - The connected servers and their tools.
+ * @param cap - The most tools to keep.
  * @default cap 12
  */
 export function preselection(reply: unknown, catalog: readonly CatalogServer[], cap: number = DEFAULT_CAP): string[] {
@@ -189,7 +189,7 @@ export function preselection(reply: unknown, catalog: readonly CatalogServer[], 
     const raw = typeof entry === "string" ? entry : entry && typeof entry === "object" ? (entry as { name?: unknown }).name : undefined;
     if (typeof raw !== "string") continue;
     const name = raw.trim();
-    const match = exact.has(name) ? name : folded.get(name.toLowerCase()) ?? undefined;
+    const match = exact.has(name) ? name : (folded.get(name.toLowerCase()) ?? undefined);
     if (match && !chosen.includes(match)) chosen.push(match);
   }
   return chosen;

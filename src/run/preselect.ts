@@ -250,9 +250,9 @@ export function preselectByKeywordsIn(
  * first call and reused while the same array is passed. Never throws; a catalogue or request
  * that is not what it should be ranks nothing.
  *
- * @param catalog The connected servers and their tools.
- * @param request The request to match, usually the user's message.
- * @param options The cap, the confidence thresholds and the usage memory.
+ * @param catalog - The connected servers and their tools.
+ * @param request - The request to match, usually the user's message.
+ * @param options - The cap, the confidence thresholds and the usage memory.
  * @example
  * const { tools, confident } = preselectByKeywords(catalog, "open an issue on the repo", { memory });
  * if (confident) run(tools);
@@ -389,11 +389,11 @@ export async function preselectIn(
  * notice, so a preselection never fails a run; only the caller's own signal aborting it makes it
  * reject, with the signal's reason, as every call here does.
  *
- * @param config The endpoint the small model is on.
- * @param model The small model; empty turns preselection off.
- * @param catalog The connected servers and their tools.
- * @param request The request the tools are for.
- * @param options Keywords first or not, the cap, and the side task's settings.
+ * @param config - The endpoint the small model is on.
+ * @param model - The small model; empty turns preselection off.
+ * @param catalog - The connected servers and their tools.
+ * @param request - The request the tools are for.
+ * @param options - Keywords first or not, the cap, and the side task's settings.
  * @example
  * const preselected = await preselect(config, config.toolSelectModel, catalog, prompt, {
  *   keywords: true,

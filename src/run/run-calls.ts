@@ -39,9 +39,7 @@ export const STOPPED_BEFORE_CALL = "Not run: the run stopped first.";
 export type Dispatch = (request: ToolCallRequest, signal: AbortSignal) => unknown;
 
 /** How a step answers one call: hand it to dispatch (as this request), or answer it here. */
-export type CallRoute =
-  | { kind: "dispatch"; request: ToolCallRequest }
-  | { kind: "answer"; request?: ToolCallRequest; ok: boolean; content: string };
+export type CallRoute = { kind: "dispatch"; request: ToolCallRequest } | { kind: "answer"; request?: ToolCallRequest; ok: boolean; content: string };
 
 /**
  * What a step's check says of a routed call before it is dispatched: run it, answer it here, or
@@ -165,8 +163,7 @@ export async function runCalls(reads: readonly ReadCall[], options: RunCallsOpti
     throw new TypeError(`dispatch must be a function that runs a tool call; given ${options?.dispatch === null ? "null" : typeof options?.dispatch}.`);
   }
   const now = options.now ?? Date.now;
-  const maxResultChars =
-    typeof options.maxResultChars === "number" && options.maxResultChars >= 1 ? Math.floor(options.maxResultChars) : MAX_RESULT_CHARS;
+  const maxResultChars = typeof options.maxResultChars === "number" && options.maxResultChars >= 1 ? Math.floor(options.maxResultChars) : MAX_RESULT_CHARS;
   const stop = new AbortController();
   // The caller's signal aborts `stop` through onAbort below; no AbortSignal.any, whose composite
   // signal the caller's long-lived signal would keep, with every listener on it, for its lifetime.

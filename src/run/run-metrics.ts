@@ -123,8 +123,8 @@ class Sum {
  * no usage event carried totals); the per-turn figures are over the turns present. It cannot tell whether a failed run was stopped, errored or ran out of tool
  * iterations, nor whether the host compacted: none of that is in the events.
  *
- * @param events The run's events, as `history` returns them or a watcher collected them.
- * @param options `contextLength` to weigh the largest prompt against.
+ * @param events - The run's events, as `history` returns them or a watcher collected them.
+ * @param options - `contextLength` to weigh the largest prompt against.
  * @example
  * const metrics = runMetrics(history(runId), { contextLength: 32768 });
  */

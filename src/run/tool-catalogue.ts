@@ -133,8 +133,15 @@ export interface LoadResolution {
 /** Reads the names a load_tools call asked for out of whatever the model wrote. */
 function requestedNames(requested: unknown, depth = 0): string[] {
   if (depth > 3) return [];
-  if (typeof requested === "string") return requested.split(/[\s,]+/).map((name) => name.trim()).filter(Boolean);
-  if (Array.isArray(requested)) return requested.flatMap((item) => (typeof item === "string" ? requestedNames(item, depth + 1) : isPlainRecord(item) ? requestedNames(item.name, depth + 1) : []));
+  if (typeof requested === "string")
+    return requested
+      .split(/[\s,]+/)
+      .map((name) => name.trim())
+      .filter(Boolean);
+  if (Array.isArray(requested))
+    return requested.flatMap((item) =>
+      typeof item === "string" ? requestedNames(item, depth + 1) : isPlainRecord(item) ? requestedNames(item.name, depth + 1) : [],
+    );
   if (isPlainRecord(requested)) {
     for (const key of ["names", "tools", "tool_names", "toolNames", "name", "tool"]) {
       if (key in requested) return requestedNames(requested[key], depth + 1);
@@ -237,7 +244,9 @@ export function closingSentences(resolution: LoadResolution): string[] {
   const lines: string[] = [];
   if (resolution.unknown.length > 0) lines.push(`Not in the catalogue: ${list(resolution.unknown)}.`);
   if (resolution.overCap.length > 0) {
-    lines.push(`At most ${resolution.cap} tools load at once, so these were not loaded: ${list(resolution.overCap)}. Load them in another call if they are needed.`);
+    lines.push(
+      `At most ${resolution.cap} tools load at once, so these were not loaded: ${list(resolution.overCap)}. Load them in another call if they are needed.`,
+    );
   }
   if (!resolution.asked) lines.push(`No tool names were given. Call ${LOAD_TOOLS_NAME} with {"names": ["tool_name"]}, using names from the catalogue.`);
   return lines;
@@ -258,7 +267,10 @@ export function loadResult(resolution: LoadResolution, have: readonly string[] =
   const already = resolution.names.filter((name) => held.has(name));
   const lines: string[] = [];
   if (fresh.length > 0) lines.push(`Loaded: ${list(fresh)}. ${fresh.length === 1 ? "It" : "They"} can be called now.`);
-  if (already.length > 0) lines.push(`You already have ${list(already)}; ${already.length === 1 ? "it was" : "they were"} loaded earlier and can be called as ${already.length === 1 ? "it is" : "they are"}.`);
+  if (already.length > 0)
+    lines.push(
+      `You already have ${list(already)}; ${already.length === 1 ? "it was" : "they were"} loaded earlier and can be called as ${already.length === 1 ? "it is" : "they are"}.`,
+    );
   lines.push(...closingSentences(resolution));
   return lines.join("\n");
 }

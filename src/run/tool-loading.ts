@@ -174,9 +174,7 @@ export function proxyLoadResult(resolution: LoadResolution, tools: readonly Tool
 }
 
 /** What a `call_tool` call comes to: the call it stands for, or why it was refused. */
-export type ProxiedCall =
-  | { ok: true; name: string; args: Record<string, unknown>; raw: string }
-  | { ok: false; message: string };
+export type ProxiedCall = { ok: true; name: string; args: Record<string, unknown>; raw: string } | { ok: false; message: string };
 
 /**
  * Reads a `call_tool` call as the call it stands for: the inner tool's name and arguments.
@@ -206,7 +204,10 @@ export function proxiedCall(args: unknown, known: readonly string[]): ProxiedCal
       return { ok: false, message: error instanceof Error ? error.message : String(error) };
     }
   }
-  return { ok: false, message: `The arguments of this call to ${name} are not a JSON object, so the call was not run. Call it again with the arguments written as one JSON object.` };
+  return {
+    ok: false,
+    message: `The arguments of this call to ${name} are not a JSON object, so the call was not run. Call it again with the arguments written as one JSON object.`,
+  };
 }
 
 /**

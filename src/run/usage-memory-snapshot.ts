@@ -59,7 +59,7 @@ export interface ImportUsageMemoryResult {
  *
  * The blob holds terms and tool names only, never a request's text.
  *
- * @param memory The memory to write out.
+ * @param memory - The memory to write out.
  * @example
  * await writeFile("usage.json", JSON.stringify(exportUsageMemory(memory)));
  */
@@ -78,7 +78,8 @@ function termsIn(value: unknown, where: string, ignored: Reasons): string[] | un
   let dropped = 0;
   for (const term of value.slice(0, USAGE_MEMORY_MAX_TERMS * 2)) {
     if (kept.size >= USAGE_MEMORY_MAX_TERMS) break;
-    if (typeof term === "string" && term.length > 0 && term.length <= USAGE_MEMORY_TERM_CHARACTERS && TERM.test(term) && term === term.toLowerCase()) kept.add(term);
+    if (typeof term === "string" && term.length > 0 && term.length <= USAGE_MEMORY_TERM_CHARACTERS && TERM.test(term) && term === term.toLowerCase())
+      kept.add(term);
     else dropped += 1;
   }
   if (dropped > 0) ignored.add(`${where}.terms: ${dropped} not understood`);
@@ -124,8 +125,8 @@ class Reasons {
  * to (32 terms, 8 tools), and one without terms or tools is left out. The result counts what
  * was added and lists what was left out.
  *
- * @param memory The memory to add to.
- * @param blob The stored blob, as an object or as its JSON text.
+ * @param memory - The memory to add to.
+ * @param blob - The stored blob, as an object or as its JSON text.
  */
 export function importUsageMemory(memory: UsageMemory, blob: unknown): ImportUsageMemoryResult {
   const ignored = new Reasons();

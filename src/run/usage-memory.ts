@@ -109,7 +109,7 @@ interface MemoryState {
  *
  * Preselection with an empty memory ranks exactly as it does without one.
  *
- * @param options The cap.
+ * @param options - The cap.
  * @example
  * const memory = createUsageMemory();
  * const result = await runAgentLoop({ ...options, preselect: true, usageMemory: memory });
@@ -270,9 +270,9 @@ export function rememberRequest(target: UsageMemory, record: RememberedRequest):
  * tools can learn. Over the cap the oldest request is forgotten. Never throws; answers whether
  * anything was recorded.
  *
- * @param memory The memory to add to.
- * @param request The request's text, usually the user's message.
- * @param used The names of the tools the run dispatched (`result.used`).
+ * @param memory - The memory to add to.
+ * @param request - The request's text, usually the user's message.
+ * @param used - The names of the tools the run dispatched (`result.used`).
  */
 export function recordUsage(memory: UsageMemory, request: string, used: readonly string[]): boolean {
   if (!isUsageMemory(memory)) return false;

@@ -19,7 +19,6 @@ import type { FinishReason, TurnTimings, TurnUsage } from "./config.js";
  */
 export type CacheBreakReason = "tools-changed" | "system-changed" | "history-rewritten" | "none-known";
 
-
 /**
  * What one turn cost and how it went, as a usage event carries it.
  *
@@ -61,7 +60,6 @@ export interface RunTotals {
   total: number;
   cached: number;
 }
-
 
 /**
  * How a run ended, as its `done` event says.
@@ -245,4 +243,3 @@ export interface EventSettings {
    */
   retainUnendedMs: number;
 }
-

@@ -8,11 +8,4 @@
 export type HookEventName = "sessionStart" | "beforeTurn" | "afterTurn" | "beforeCompact" | "sessionEnd" | "sessionDelete";
 
 /** Every hook event, in the order a session meets them. */
-export const HOOK_EVENTS: readonly HookEventName[] = Object.freeze([
-  "sessionStart",
-  "beforeTurn",
-  "afterTurn",
-  "beforeCompact",
-  "sessionEnd",
-  "sessionDelete",
-]);
+export const HOOK_EVENTS: readonly HookEventName[] = Object.freeze(["sessionStart", "beforeTurn", "afterTurn", "beforeCompact", "sessionEnd", "sessionDelete"]);

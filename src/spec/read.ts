@@ -10,18 +10,7 @@
 import { HOOK_EVENTS } from "../shapes/hooks.js";
 import { DEFAULT_MAX_TOOL_ITERATIONS } from "../shapes/limits.js";
 import { urlSign } from "./secrets.js";
-import {
-  copyJsonValue,
-  isCredentialName,
-  isPlainObject,
-  joinPath,
-  kindOf,
-  ownValue,
-  quoteShort,
-  setOwn,
-  type JsonObject,
-  type JsonValue,
-} from "./values.js";
+import { copyJsonValue, isCredentialName, isPlainObject, joinPath, kindOf, ownValue, quoteShort, setOwn, type JsonObject, type JsonValue } from "./values.js";
 
 export { DEFAULT_MAX_TOOL_ITERATIONS, HOOK_EVENTS };
 
@@ -147,7 +136,10 @@ class Reader {
       if (value === null || value === undefined) continue;
       const field = Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
       if (field === undefined) {
-        this.warn(fieldPath, isCredentialName(key) ? "is named like a credential, and a document carries none; dropped" : "is not a field this format knows; dropped");
+        this.warn(
+          fieldPath,
+          isCredentialName(key) ? "is named like a credential, and a document carries none; dropped" : "is not a field this format knows; dropped",
+        );
         continue;
       }
       const read = this.field(value, fieldPath, field);
@@ -357,11 +349,15 @@ class Reader {
       this.refuse("bundle.mcpServers", `must be an array (or an object keyed by name), not ${kindOf(raw)}`);
       return out;
     }
-    setOwn(out, "mcpServers", this.entries(raw, "bundle.mcpServers", "name", SERVER_FIELDS, (server, path) => {
-      if (typeof server.command === "string" || typeof server.url === "string") return true;
-      this.warn(path, "has neither a command nor a url; dropped");
-      return false;
-    }));
+    setOwn(
+      out,
+      "mcpServers",
+      this.entries(raw, "bundle.mcpServers", "name", SERVER_FIELDS, (server, path) => {
+        if (typeof server.command === "string" || typeof server.url === "string") return true;
+        this.warn(path, "has neither a command nor a url; dropped");
+        return false;
+      }),
+    );
     return out;
   }
 }
@@ -377,7 +373,10 @@ export function readDocument(value: unknown, options: ReadOptions): ReadResult {
   setOwn(document, "spec", token ?? `${SPEC_FORMAT}/${SPEC_MAJOR}`);
   for (const key of Object.keys(value)) {
     if (!TOP_LEVEL.has(key) && key !== "$schema" && value[key] !== null && value[key] !== undefined) {
-      reader.warn(key, isCredentialName(key) ? "is named like a credential, and a document carries none; dropped" : "is not a field this format knows; dropped");
+      reader.warn(
+        key,
+        isCredentialName(key) ? "is named like a credential, and a document carries none; dropped" : "is not a field this format knows; dropped",
+      );
     }
   }
   for (const key of ["name", "description"]) {
@@ -388,18 +387,33 @@ export function readDocument(value: unknown, options: ReadOptions): ReadResult {
   }
   const parts: [string, JsonValue | undefined][] = [
     ["requires", reader.requires(ownValue(value, "requires"))],
-    ["model", mapOrUndefined(reader.container(ownValue(value, "model"), "model", "object"), (model) => reader.fields(model as Record<string, unknown>, "model", MODEL_FIELDS))],
-    ["prompt", mapOrUndefined(reader.container(ownValue(value, "prompt"), "prompt", "array"), (list) => reader.entries(list as unknown[], "prompt", "id", PROMPT_FIELDS, (entry, path) => {
-      if (typeof entry.text === "string") return true;
-      reader.warn(path, "has no text; dropped");
-      return false;
-    }))],
+    [
+      "model",
+      mapOrUndefined(reader.container(ownValue(value, "model"), "model", "object"), (model) =>
+        reader.fields(model as Record<string, unknown>, "model", MODEL_FIELDS),
+      ),
+    ],
+    [
+      "prompt",
+      mapOrUndefined(reader.container(ownValue(value, "prompt"), "prompt", "array"), (list) =>
+        reader.entries(list as unknown[], "prompt", "id", PROMPT_FIELDS, (entry, path) => {
+          if (typeof entry.text === "string") return true;
+          reader.warn(path, "has no text; dropped");
+          return false;
+        }),
+      ),
+    ],
     ["tools", reader.tools(ownValue(value, "tools"))],
-    ["hooks", mapOrUndefined(reader.container(ownValue(value, "hooks"), "hooks", "array"), (list) => reader.entries(list as unknown[], "hooks", "id", HOOK_FIELDS, (hook, path) => {
-      if (typeof hook.event === "string" || hook.enabled === false) return true;
-      reader.warn(path, "names no event, so nothing would ever run it; dropped");
-      return false;
-    }))],
+    [
+      "hooks",
+      mapOrUndefined(reader.container(ownValue(value, "hooks"), "hooks", "array"), (list) =>
+        reader.entries(list as unknown[], "hooks", "id", HOOK_FIELDS, (hook, path) => {
+          if (typeof hook.event === "string" || hook.enabled === false) return true;
+          reader.warn(path, "names no event, so nothing would ever run it; dropped");
+          return false;
+        }),
+      ),
+    ],
     ["tasks", reader.tasks(ownValue(value, "tasks"))],
     ["bundle", reader.bundle(ownValue(value, "bundle"))],
   ];

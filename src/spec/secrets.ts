@@ -202,7 +202,7 @@ export function urlSign(text: string): SecretSign | undefined {
   const query = pairsSign(match[3] ?? "") ?? pairsSign(match[4] ?? "");
   if (query !== undefined) return query;
   const path = match[2] ?? "";
-  for (let start = 0; start < path.length; ) {
+  for (let start = 0; start < path.length;) {
     const slash = path.indexOf("/", start);
     const end = slash < 0 ? path.length : slash;
     // Only a segment as long as a key is cut out; a segment may join a name and a key (`bot123:AAH…`).

@@ -17,7 +17,8 @@ type Body = Record<string, unknown>;
 export const CONTINUATION_CONFLICT = {
   status: 400,
   body: { error: { code: 400, message: "Cannot set both add_generation_prompt and continue_final_message to true.", type: "invalid_request_error" } },
-  source: "ggml-org/llama.cpp tools/server/server-common.cpp (oaicompat_chat_params_parse throws it; the handler answers 400 invalid_request_error), as a real llama-server answers it",
+  source:
+    "ggml-org/llama.cpp tools/server/server-common.cpp (oaicompat_chat_params_parse throws it; the handler answers 400 invalid_request_error), as a real llama-server answers it",
 } as const;
 
 function trailingAssistant(body: Body): string | undefined {

@@ -25,7 +25,16 @@ export function llamaModelEntry(id: string, window: number): Record<string, unkn
     object: "model",
     created,
     owned_by: "llamacpp",
-    meta: { vocab_type: 2, n_vocab: 151936, n_ctx: window, n_ctx_train: Math.max(window, 131072), n_embd: 4096, n_params: 8_000_000_000, size: 4_900_000_000, ftype: "Q4_K - Medium" },
+    meta: {
+      vocab_type: 2,
+      n_vocab: 151936,
+      n_ctx: window,
+      n_ctx_train: Math.max(window, 131072),
+      n_embd: 4096,
+      n_params: 8_000_000_000,
+      size: 4_900_000_000,
+      ftype: "Q4_K - Medium",
+    },
   };
 }
 

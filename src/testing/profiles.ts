@@ -35,7 +35,12 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     ...PLAIN,
     unauthorized: {
       status: 401,
-      body: openaiError("Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.", "invalid_request_error", null, "invalid_api_key"),
+      body: openaiError(
+        "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        null,
+        "invalid_api_key",
+      ),
       source: "https://github.com/chatanywhere/GPT_API_free/issues/62",
     },
     notFound: (method, path) => ({
@@ -58,8 +63,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       argumentsOpen: false,
       toolCallIndexes: "each",
       callIdOnEveryChunk: false,
-      source:
-        "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
+      source: "OpenAI chat streaming reference: role chunk first, usage as a last chunk with empty choices only under stream_options.include_usage",
     },
     refusals: WORDINGS.openai,
     fallbackError: (_status, message, type) => openaiError(message, type, null, null),
@@ -78,7 +82,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     notFound: () => ({
       status: 404,
       body: llamaError(404, "File Not Found", "not_found_error"),
-      source: "ggml-org/llama.cpp tools/server/server.cpp (the error handler answers format_error_response(\"File Not Found\", ERROR_TYPE_NOT_FOUND)); recorded in test/fixtures/llama.cpp/listing.json (missing)",
+      source:
+        'ggml-org/llama.cpp tools/server/server.cpp (the error handler answers format_error_response("File Not Found", ERROR_TYPE_NOT_FOUND)); recorded in test/fixtures/llama.cpp/listing.json (missing)',
     }),
     stream: {
       roleChunk: true,
@@ -121,9 +126,14 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     unauthorized: {
       status: 401,
       body: { error: "Unauthorized" },
-      source: "vllm-project/vllm vllm/entrypoints/openai/api_server.py (the --api-key middleware answers JSONResponse(content={\"error\": \"Unauthorized\"}, status_code=401))",
+      source:
+        'vllm-project/vllm vllm/entrypoints/openai/api_server.py (the --api-key middleware answers JSONResponse(content={"error": "Unauthorized"}, status_code=401))',
     },
-    notFound: () => ({ status: 404, body: { detail: "Not Found" }, source: "FastAPI's default 404 body; vLLM's OpenAI server is a FastAPI app (vllm/entrypoints/openai/api_server.py)" }),
+    notFound: () => ({
+      status: 404,
+      body: { detail: "Not Found" },
+      source: "FastAPI's default 404 body; vLLM's OpenAI server is a FastAPI app (vllm/entrypoints/openai/api_server.py)",
+    }),
     stream: {
       roleChunk: true,
       reasoningField: "reasoning",
@@ -201,7 +211,11 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     lmstudioModels: () => null,
     ...PLAIN,
     unauthorized: unauthorizedIn("Ollama", ollamaError("unauthorized", "invalid_request_error")),
-    notFound: () => ({ status: 404, body: "404 page not found", source: "gin's default 404 body (gin-gonic/gin gin.go default404Body); Ollama's server is a gin router (ollama/ollama server/routes.go)" }),
+    notFound: () => ({
+      status: 404,
+      body: "404 page not found",
+      source: "gin's default 404 body (gin-gonic/gin gin.go default404Body); Ollama's server is a gin router (ollama/ollama server/routes.go)",
+    }),
     stream: {
       roleChunk: false,
       reasoningField: "reasoning",
@@ -259,7 +273,7 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
       toolCallIndexes: "each",
       callIdOnEveryChunk: false,
       source:
-        "https://openrouter.ai/docs/api_reference/streaming (\": OPENROUTER PROCESSING\" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)",
+        'https://openrouter.ai/docs/api_reference/streaming (": OPENROUTER PROCESSING" comments) and https://openrouter.ai/docs/use-cases/usage-accounting (usage always in the last message)',
     },
     refusals: WORDINGS.openrouter,
     fallbackError: (status, message) => openrouterError(status, message),

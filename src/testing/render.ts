@@ -126,8 +126,7 @@ function chars4Counter(): PromptCounter {
     countPiece: countChars4,
     countRequest: (request) => countChars4(renderRequest(request)),
     countMessage: (message) => countChars4(renderMessage(message)),
-    countCommonPrefix: (previous, next) =>
-      Math.floor(commonPrefixLength(renderRequest(previous), renderRequest(next)) / 4),
+    countCommonPrefix: (previous, next) => Math.floor(commonPrefixLength(renderRequest(previous), renderRequest(next)) / 4),
   };
 }
 

@@ -180,11 +180,24 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
     ...base,
-    choices: [{ index: 0, delta: style.roleOnEveryChunk ? { role: "assistant", ...delta } : delta, ...(style.logprobs ? { logprobs: null } : {}), finish_reason: finish }],
+    choices: [
+      {
+        index: 0,
+        delta: style.roleOnEveryChunk ? { role: "assistant", ...delta } : delta,
+        ...(style.logprobs ? { logprobs: null } : {}),
+        finish_reason: finish,
+      },
+    ],
   });
   const chunks: Array<Record<string, unknown> | string> = [...style.leadingComments];
   if (spec.roleChunk ?? style.roleChunk) {
-    chunks.push(chunk(profile.name === "llama.cpp" ? { role: "assistant", content: null } : { role: "assistant", content: "", ...(profile.name === "openai" ? { refusal: null } : {}) }));
+    chunks.push(
+      chunk(
+        profile.name === "llama.cpp"
+          ? { role: "assistant", content: null }
+          : { role: "assistant", content: "", ...(profile.name === "openai" ? { refusal: null } : {}) },
+      ),
+    );
   }
   for (const piece of splitPieces(spec.reasoning ?? "", pieces)) chunks.push(chunk({ [field]: piece }));
   for (const piece of splitPieces(spec.content ?? "", pieces)) chunks.push(chunk({ content: piece }));

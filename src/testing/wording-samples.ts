@@ -112,7 +112,13 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     kind: "tools",
     server: "vLLM before 0.10 (flat body)",
     status: 400,
-    body: { object: "error", message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: "BadRequestError", param: null, code: 400 },
+    body: {
+      object: "error",
+      message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    },
     source: "https://github.com/langchain4j/langchain4j/issues/3475",
   },
   {
@@ -186,7 +192,11 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     kind: "schemaGrammar",
     server: "llama.cpp",
     status: 400,
-    body: llamaError(400, 'JSON schema conversion failed:\nUnrecognized schema: {"description":"Arguments for the tool (JSON object)"}', "invalid_request_error"),
+    body: llamaError(
+      400,
+      'JSON schema conversion failed:\nUnrecognized schema: {"description":"Arguments for the tool (JSON object)"}',
+      "invalid_request_error",
+    ),
     source: "https://github.com/browseros-ai/BrowserOS/issues/255",
   },
   {
@@ -237,14 +247,22 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     kind: "contextOverflow",
     server: "Alibaba DashScope (OpenAI-compatible mode)",
     status: 400,
-    body: openaiError("<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]", "invalid_request_error", null, "invalid_parameter_error"),
+    body: openaiError(
+      "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]",
+      "invalid_request_error",
+      null,
+      "invalid_parameter_error",
+    ),
     source: "https://github.com/agentscope-ai/QwenPaw/issues/6255",
   },
   {
     kind: "contextOverflow",
     server: "Hugging Face TGI (prompt plus max_new_tokens)",
     status: 422,
-    body: { error: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 1244 `inputs` tokens and 1000 `max_new_tokens`", error_type: "validation" },
+    body: {
+      error: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 1244 `inputs` tokens and 1000 `max_new_tokens`",
+      error_type: "validation",
+    },
     source: "https://github.com/huggingface/text-generation-inference/issues/628 (the message as quoted there, in TGI's { error, error_type } body)",
   },
   {
@@ -258,20 +276,30 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     kind: "contextOverflow",
     server: "llama.cpp when the error type was added (a 500)",
     status: 500,
-    body: llamaError(500, "the request exceeds the available context size. try increasing the context size or enable context shift", "exceed_context_size_error", {
-      n_prompt_tokens: 1407,
-      n_ctx: 256,
-    }),
+    body: llamaError(
+      500,
+      "the request exceeds the available context size. try increasing the context size or enable context shift",
+      "exceed_context_size_error",
+      {
+        n_prompt_tokens: 1407,
+        n_ctx: 256,
+      },
+    ),
     source: "https://github.com/ggml-org/llama.cpp/pull/15780",
   },
   {
     kind: "overflowInStream",
     server: "llama.cpp (inside a 200 stream)",
     status: 200,
-    body: llamaError(400, "the request exceeds the available context size. try increasing the context size or enable context shift", "exceed_context_size_error", {
-      n_prompt_tokens: 14429,
-      n_ctx: 8192,
-    }),
+    body: llamaError(
+      400,
+      "the request exceeds the available context size. try increasing the context size or enable context shift",
+      "exceed_context_size_error",
+      {
+        n_prompt_tokens: 14429,
+        n_ctx: 8192,
+      },
+    ),
     source: "https://github.com/oobabooga/textgen/issues/7257",
   },
   {

@@ -68,13 +68,7 @@ export const OPENAI_WORDINGS: Table = {
   },
   tools: {
     status: 400,
-    body: () =>
-      openaiError(
-        "Unsupported parameter: 'tools' is not supported with this model.",
-        "invalid_request_error",
-        "tools",
-        "unsupported_parameter",
-      ),
+    body: () => openaiError("Unsupported parameter: 'tools' is not supported with this model.", "invalid_request_error", "tools", "unsupported_parameter"),
     source: "no public wording found; shaped like OpenAI's unsupported_parameter refusals (see maxTokens)",
     invented: true,
   },
@@ -89,8 +83,7 @@ export const OPENAI_WORDINGS: Table = {
         "reasoning_effort",
         "unsupported_value",
       ),
-    source:
-      "https://github.com/Kilo-Org/cloud/pull/3807 (message; an empty supported list leaves the list out); param and code as in the temperature refusal",
+    source: "https://github.com/Kilo-Org/cloud/pull/3807 (message; an empty supported list leaves the list out); param and code as in the temperature refusal",
   },
   reasoningEffortUnsupported: {
     status: 400,
@@ -126,8 +119,7 @@ export const OPENAI_WORDINGS: Table = {
   },
   unknownParameter: {
     status: 400,
-    body: ({ field }) =>
-      openaiError(`Unknown parameter: '${field ?? "min_p"}'.`, "invalid_request_error", field ?? "min_p", "unknown_parameter"),
+    body: ({ field }) => openaiError(`Unknown parameter: '${field ?? "min_p"}'.`, "invalid_request_error", field ?? "min_p", "unknown_parameter"),
     source: "https://github.com/QuantumNous/new-api/issues/418",
   },
   responseFormat: {

@@ -24,20 +24,17 @@ export function llamaError(code: number, message: string, type: string, extra: R
 function llamaOverflow(detail: Filled): unknown {
   const asked = promptOf(detail, 5000);
   const window = detail.window ?? 4096;
-  return llamaError(
-    400,
-    `request (${asked} tokens) exceeds the available context size (${window} tokens), try increasing it`,
-    "exceed_context_size_error",
-    { n_prompt_tokens: asked, n_ctx: window },
-  );
+  return llamaError(400, `request (${asked} tokens) exceeds the available context size (${window} tokens), try increasing it`, "exceed_context_size_error", {
+    n_prompt_tokens: asked,
+    n_ctx: window,
+  });
 }
 
 const llama: Table = {
   tools: {
     status: 500,
     body: () => llamaError(500, "tools param requires --jinja flag", "server_error"),
-    source:
-      "recorded from llama-server started with --no-jinja in test/fixtures/llama.cpp/no-jinja.json (--jinja is its default)",
+    source: "recorded from llama-server started with --no-jinja in test/fixtures/llama.cpp/no-jinja.json (--jinja is its default)",
   },
   responseFormat: {
     status: 500,
@@ -65,13 +62,13 @@ const llama: Table = {
     status: 200,
     body: llamaOverflow,
     source:
-      "ggml-org/llama.cpp tools/server/server.cpp (an error after the headers is sent as format_oai_sse(json {{ \"error\", ... }})); seen in https://github.com/oobabooga/textgen/issues/7257",
+      'ggml-org/llama.cpp tools/server/server.cpp (an error after the headers is sent as format_oai_sse(json {{ "error", ... }})); seen in https://github.com/oobabooga/textgen/issues/7257',
   },
   loading: {
     status: 503,
     body: () => llamaError(503, "Loading model", "unavailable_error"),
     source:
-      "ggml-org/llama.cpp tools/server/server.cpp (middleware_server_state answers format_error_response(\"Loading model\", ERROR_TYPE_UNAVAILABLE)), on every route while the model loads; recorded in test/fixtures/llama.cpp/loading.json",
+      'ggml-org/llama.cpp tools/server/server.cpp (middleware_server_state answers format_error_response("Loading model", ERROR_TYPE_UNAVAILABLE)), on every route while the model loads; recorded in test/fixtures/llama.cpp/loading.json',
   },
   prefill: {
     status: 400,
@@ -105,9 +102,7 @@ const vllm: Table = {
   unknownField: {
     status: 400,
     body: ({ field }) =>
-      vllmError(
-        `[{'type': 'extra_forbidden', 'loc': ('body', '${field ?? "min_p"}'), 'msg': 'Extra inputs are not permitted', 'input': None}]`,
-      ),
+      vllmError(`[{'type': 'extra_forbidden', 'loc': ('body', '${field ?? "min_p"}'), 'msg': 'Extra inputs are not permitted', 'input': None}]`),
     source: "releases before https://github.com/vllm-project/vllm/pull/10463 forbade extra fields",
   },
   contextOverflow: {

@@ -227,7 +227,11 @@ export function failedRun(error: unknown): FailedRun | undefined {
   try {
     if (!error || typeof error !== "object") return undefined;
     const own = (error as Record<symbol, unknown>)[RUN];
-    const run = own ?? (error instanceof Error && ["AgentLoopError", "ToolIterationLimit", "AgentLoopOverflow"].includes(error.name) ? (error as { run?: unknown }).run : undefined);
+    const run =
+      own ??
+      (error instanceof Error && ["AgentLoopError", "ToolIterationLimit", "AgentLoopOverflow"].includes(error.name)
+        ? (error as { run?: unknown }).run
+        : undefined);
     if (!run || typeof run !== "object" || !Array.isArray((run as FailedRun).messages)) return undefined;
     return run as FailedRun;
   } catch {

@@ -164,7 +164,8 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_CLOSED",
 ]);
 
-const NETWORK_WORDS = /socket hang up|fetch failed|connection (?:error|reset|closed|refused|terminated)|other side closed|terminated|premature close|network error|stream (?:ended|closed) (?:early|unexpectedly)|ended before/i;
+const NETWORK_WORDS =
+  /socket hang up|fetch failed|connection (?:error|reset|closed|refused|terminated)|other side closed|terminated|premature close|network error|stream (?:ended|closed) (?:early|unexpectedly)|ended before/i;
 
 const REFUSAL_WORDS = /unsupported|not supported|unrecognized|unknown (?:parameter|field|argument)|requires|invalid|not allowed|does not support/i;
 

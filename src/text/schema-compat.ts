@@ -131,7 +131,10 @@ export function sanitizeTools(tools: readonly ToolDefinition[], options: Sanitiz
   return rewriteTools(tools, (original, name) => {
     const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
     const strict = withinStrictLimits(parameters as Json);
-    if (!strict) onNotice?.(`The schema of ${name} is past what OpenAI's strict mode takes (${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`);
+    if (!strict)
+      onNotice?.(
+        `The schema of ${name} is past what OpenAI's strict mode takes (${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`,
+      );
     return { parameters, strict };
   });
 }

@@ -36,17 +36,7 @@ import {
 } from "./schema-tree.js";
 
 /** The string formats strict mode accepts. */
-export const STRICT_FORMATS: ReadonlySet<string> = new Set([
-  "date-time",
-  "time",
-  "date",
-  "duration",
-  "email",
-  "hostname",
-  "ipv4",
-  "ipv6",
-  "uuid",
-]);
+export const STRICT_FORMATS: ReadonlySet<string> = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
 
 /** The size limits strict mode documents for one schema. */
 export const STRICT_LIMITS = {
@@ -116,8 +106,7 @@ function enumFor(values: Json[], type: SchemaType): Json[] | undefined {
   const seen = new Set<string>();
   for (const value of values) {
     const actual = scalarType(value);
-    const fits =
-      actual === type || (type === "number" && actual === "integer") || (type === "integer" && actual === "integer");
+    const fits = actual === type || (type === "number" && actual === "integer") || (type === "integer" && actual === "integer");
     if (!fits) continue;
     const key = JSON.stringify(value);
     if (seen.has(key)) continue;
@@ -319,9 +308,7 @@ export function strictNode(raw: Json, context: StrictContext, depth: number): Js
 function addBranch(branches: JsonObject[], seen: Set<string>, written: JsonObject | undefined): void {
   if (written === undefined) return;
   const flattened =
-    Array.isArray(written.anyOf) && written.description === undefined && written.title === undefined
-      ? (written.anyOf as JsonObject[])
-      : [written];
+    Array.isArray(written.anyOf) && written.description === undefined && written.title === undefined ? (written.anyOf as JsonObject[]) : [written];
   for (const branch of flattened) {
     const key = JSON.stringify(branch);
     if (seen.has(key)) continue;
@@ -424,9 +411,6 @@ export function withinStrictLimits(schema: Json): boolean {
   };
   visit(schema, 0, 0);
   return (
-    deepest <= STRICT_LIMITS.depth &&
-    properties <= STRICT_LIMITS.properties &&
-    enumValues <= STRICT_LIMITS.enumValues &&
-    characters <= STRICT_LIMITS.characters
+    deepest <= STRICT_LIMITS.depth && properties <= STRICT_LIMITS.properties && enumValues <= STRICT_LIMITS.enumValues && characters <= STRICT_LIMITS.characters
   );
 }

@@ -363,10 +363,11 @@ export function nameFromPointer(reference: string): string | undefined {
   return token.replace(/~1/g, "/").replace(/~0/g, "~");
 }
 
-const SCALAR_TYPES = ["string", "number", "integer", "boolean", "null"] as const;
+/** The JSON types of a value that is neither an object nor an array. */
+type ScalarType = "string" | "number" | "integer" | "boolean" | "null";
 
 /** The JSON type of a scalar value, or undefined for an object or array. */
-export function scalarType(value: Json): (typeof SCALAR_TYPES)[number] | undefined {
+export function scalarType(value: Json): ScalarType | undefined {
   if (value === null) return "null";
   if (typeof value === "string") return "string";
   if (typeof value === "boolean") return "boolean";

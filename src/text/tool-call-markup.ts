@@ -46,7 +46,6 @@ export interface Segment {
   calls: Found[];
 }
 
-
 /**
  * How many times its own length a reply may be read again, in all, for calls that read nothing up
  * to the next marker of their kind (their arguments may quote the marker).
@@ -172,7 +171,7 @@ function readMistral(body: string, start: number, inner: number): Segment | unde
     const calls = parsed.value.map((entry) => asCall({ ok: true, value: entry, repaired: false })).filter((call) => call !== undefined);
     return { start, end, calls };
   }
-  const header = /^([A-Za-z0-9_.\-]+)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_\-]*\s*)?(?:\[ARGS\])?\s*/.exec(body.slice(first));
+  const header = /^([A-Za-z0-9_.-]+)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_-]*\s*)?(?:\[ARGS\])?\s*/.exec(body.slice(first));
   if (!header) return undefined;
   const argumentsStart = first + header[0].length;
   if (body[argumentsStart] !== "{") return undefined;

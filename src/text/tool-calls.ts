@@ -183,9 +183,7 @@ export function parseToolArguments(text: string, options: ParseToolArgumentsOpti
 }
 
 /** What {@link readToolArguments} made of a call's argument text. */
-type ReadArguments =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; kind: ToolArgumentsErrorKind; raw: string; detail?: string };
+type ReadArguments = { ok: true; value: Record<string, unknown> } | { ok: false; kind: ToolArgumentsErrorKind; raw: string; detail?: string };
 
 /** {@link parseToolArguments} without the throw; `ceiling` is the caller's word on whether the turn stopped at its ceiling. */
 function readToolArguments(text: string, ceiling: boolean | undefined): ReadArguments {
@@ -275,11 +273,7 @@ export interface RecoveredToolCalls {
  * // { calls: [{ id: "call_recovered_0", type: "function", function: { name: "read", arguments: '{"path":"a"}' } }], text: "Checking." }
  * ```
  */
-export function recoverToolCalls(
-  text: string,
-  toolNames: readonly string[],
-  options: RecoverToolCallsOptions = {},
-): RecoveredToolCalls {
+export function recoverToolCalls(text: string, toolNames: readonly string[], options: RecoverToolCallsOptions = {}): RecoveredToolCalls {
   if (typeof text !== "string" || text === "") return { calls: [], text: typeof text === "string" ? text : "" };
   const known = new Set(toolNames);
   const schemas = new Map<string, JsonSchema | undefined>();

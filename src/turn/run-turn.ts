@@ -32,7 +32,15 @@ export type BuildRequest = (supports: EndpointCapabilities, model?: ModelCapabil
  * is not among them: runTurn's clock times the loading wait, and the stream times the turn on
  * its own monotonic clock.
  */
-const STREAM_OPTIONS = ["signal", "idleMs", "firstChunkMs", "onOutput", "onThinking", "fences", "startInReasoning"] as const satisfies readonly (keyof StreamTurnOptions)[];
+const STREAM_OPTIONS = [
+  "signal",
+  "idleMs",
+  "firstChunkMs",
+  "onOutput",
+  "onThinking",
+  "fences",
+  "startInReasoning",
+] as const satisfies readonly (keyof StreamTurnOptions)[];
 
 /** The part of runTurn's options that goes to each attempt's stream unchanged. */
 type PassedToStream = Pick<StreamTurnOptions, (typeof STREAM_OPTIONS)[number]>;
@@ -70,10 +78,13 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -129,7 +140,8 @@ export async function runTurnIn(
   build: BuildRequest,
   options: RunTurnOptions = {},
 ): Promise<Turn> {
-  if (!client || typeof client !== "object") throw new TypeError(`runTurn needs an OpenAI client (getClient(endpoint)) as its first argument; given ${client === null ? "null" : typeof client}.`);
+  if (!client || typeof client !== "object")
+    throw new TypeError(`runTurn needs an OpenAI client (getClient(endpoint)) as its first argument; given ${client === null ? "null" : typeof client}.`);
   if (typeof build !== "function") throw new TypeError("runTurn needs a build callback as its third argument.");
   const sleep = options.sleep ?? wait;
   const now = options.now ?? Date.now;
@@ -198,10 +210,7 @@ export async function runTurnIn(
         const at = now();
         if (loadingSince === undefined) {
           loadingSince = at;
-          notify(
-            options.onNotice,
-            `The endpoint is still loading ${modelName ?? "the model"}; waiting up to ${Math.round(loadingTimeoutMs / 1000)} s for it.`,
-          );
+          notify(options.onNotice, `The endpoint is still loading ${modelName ?? "the model"}; waiting up to ${Math.round(loadingTimeoutMs / 1000)} s for it.`);
         }
         const left = loadingTimeoutMs - (at - loadingSince);
         if (left <= 0) throw error;
@@ -212,7 +221,10 @@ export async function runTurnIn(
         const delay = backoffMs(retries, error);
         retries += 1;
         const lost = produced.value ? "; the reply shown so far is discarded" : "";
-        notify(options.onNotice, `The request failed (${shortMessage(error) || "no message"})${lost}; retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`);
+        notify(
+          options.onNotice,
+          `The request failed (${shortMessage(error) || "no message"})${lost}; retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`,
+        );
         await sleep(delay, signal);
         continue;
       }

@@ -10,10 +10,11 @@ import type { AskJsonOptions, SummariserOptions } from "./side-task-types.js";
 import { isPlainRecord } from "../text/guards.js";
 
 /** Options of {@link taskCall}: the host's own defaults for a task that states none. */
-export type TaskCallOptions = AskJsonOptions & SummariserOptions & {
-  /** The model used when the task names none; the agent's endpoint model comes after it. */
-  model?: string;
-};
+export type TaskCallOptions = AskJsonOptions &
+  SummariserOptions & {
+    /** The model used when the task names none; the agent's endpoint model comes after it. */
+    model?: string;
+  };
 
 /** What {@link taskCall} returns: the arguments a side task is called with. */
 export interface TaskCall<O extends TaskCallOptions = TaskCallOptions> {

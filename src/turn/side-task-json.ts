@@ -16,7 +16,19 @@ import { balancedEnd, findJson, parseLooseJson } from "../text/json-repair.js";
 import { withinStrictLimits } from "../text/schema-strict.js";
 import { isObject, toJson, type Json } from "../text/schema-tree.js";
 import { notify } from "../text/safe-calls.js";
-import { emptyReason, guarded, requestFor, SIDE_TASK_CEILINGS, sendSideTask, settingsOf, sideNotice, taskName, unsendable, type SideTaskAnswer, type SideTaskRequest } from "./side-task-request.js";
+import {
+  emptyReason,
+  guarded,
+  requestFor,
+  SIDE_TASK_CEILINGS,
+  sendSideTask,
+  settingsOf,
+  sideNotice,
+  taskName,
+  unsendable,
+  type SideTaskAnswer,
+  type SideTaskRequest,
+} from "./side-task-request.js";
 import type { RuntimeState } from "../state/state.js";
 import { learnServerIn } from "../wire/capabilities-learn.js";
 
@@ -59,11 +71,7 @@ export function isZodSchema(value: unknown): value is $ZodType {
 /** Whether a value looks like a zod 3 schema, which this package cannot convert. */
 function isOlderZod(value: unknown): boolean {
   return (
-    typeof value === "object" &&
-    value !== null &&
-    !("_zod" in value) &&
-    "_def" in value &&
-    typeof (value as { safeParse?: unknown }).safeParse === "function"
+    typeof value === "object" && value !== null && !("_zod" in value) && "_def" in value && typeof (value as { safeParse?: unknown }).safeParse === "function"
   );
 }
 
@@ -207,7 +215,10 @@ export async function askJsonIn<T = unknown>(
     } catch (error) {
       if (settings.signal?.aborted || !isGrammarError(error)) throw error;
       // Even the relaxed schema could not be compiled: this once, ask in words.
-      notify(settings.onNotice, `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`);
+      notify(
+        settings.onNotice,
+        `${taskName(model)}: the endpoint could not build a grammar even from the relaxed schema, so this answer is asked for in words.`,
+      );
       return sendSideTask(state, { ...request, responseFormat: undefined });
     }
   });

@@ -239,7 +239,14 @@ export function validInput(input: unknown): input is SideTaskInput {
 }
 
 /** The request a side task sends, with the defaults applied. */
-export function requestFor(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options: SideTaskOptions, ceiling: number): SideTaskRequest {
+export function requestFor(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options: SideTaskOptions,
+  ceiling: number,
+): SideTaskRequest {
   const messages: unknown[] = [];
   if (typeof system === "string" && system.trim() !== "") messages.push({ role: "system", content: system });
   messages.push({ role: "user", content: input });

@@ -88,7 +88,13 @@ export async function askReplyIn(
  * }
  * ```
  */
-export function askReply(endpoint: Endpoint, model: string, system: string, input: SideTaskInput, options?: SideTaskOptions): Promise<SideTaskReply | undefined> {
+export function askReply(
+  endpoint: Endpoint,
+  model: string,
+  system: string,
+  input: SideTaskInput,
+  options?: SideTaskOptions,
+): Promise<SideTaskReply | undefined> {
   return askReplyIn(defaultState, endpoint, model, system, input, options);
 }
 

@@ -9,7 +9,20 @@ export const MAX_BASE_URL_CHARS = 8192;
 
 /** Whether a character code is one `String.prototype.trim` removes, or a slash. */
 function trailing(code: number, slashes: boolean): boolean {
-  return (slashes && code === 47) || code <= 32 || code === 160 || code === 0xfeff || code === 0x2028 || code === 0x2029 || (code >= 0x2000 && code <= 0x200a) || code === 0x1680 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0x85;
+  return (
+    (slashes && code === 47) ||
+    code <= 32 ||
+    code === 160 ||
+    code === 0xfeff ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x1680 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0x85
+  );
 }
 
 /**
@@ -53,4 +66,3 @@ export function normaliseBaseUrl(baseUrl: string): string {
   const search = trimBaseUrl(url.search);
   return `${url.protocol}//${url.host}${trimBaseUrl(url.pathname)}${search === "?" ? "" : search}`;
 }
-

@@ -235,7 +235,9 @@ export class NegotiationError extends AgentCoreError {
   /** Makes the error; the message defaults to what was refused and after how many requests. */
   constructor(options: NegotiationErrorOptions) {
     super({
-      message: options.message ?? `The negotiation gave up after ${options.attempts} request${options.attempts === 1 ? "" : "s"}; the endpoint refused ${options.refused}.`,
+      message:
+        options.message ??
+        `The negotiation gave up after ${options.attempts} request${options.attempts === 1 ? "" : "s"}; the endpoint refused ${options.refused}.`,
       cause: options.cause,
     });
     this.refused = options.refused;

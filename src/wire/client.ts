@@ -13,7 +13,17 @@ import { Agent } from "undici";
 import type { Endpoint } from "../shapes/config.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { originBoundFetch } from "./origin-fetch.js";
-import { bounded, readContextLimit, readListing, readServedWindow, windowNumber, WINDOWS, type ListedModel, type LookupRoute, type WindowLookupOptions } from "./window-lookup.js";
+import {
+  bounded,
+  readContextLimit,
+  readListing,
+  readServedWindow,
+  windowNumber,
+  WINDOWS,
+  type ListedModel,
+  type LookupRoute,
+  type WindowLookupOptions,
+} from "./window-lookup.js";
 import { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
 import { noteListingIn } from "./capabilities-server.js";
 
@@ -64,14 +74,16 @@ export function quoteGiven(value: unknown): string {
  */
 export function checkBaseUrl(baseUrl: unknown): asserts baseUrl is string {
   const example = "for example http://127.0.0.1:8080/v1";
-  if (typeof baseUrl !== "string" || baseUrl.trim() === "") throw new TypeError(`config.baseUrl must be the endpoint's URL, ${example}; given ${quoteGiven(baseUrl)}.`);
+  if (typeof baseUrl !== "string" || baseUrl.trim() === "")
+    throw new TypeError(`config.baseUrl must be the endpoint's URL, ${example}; given ${quoteGiven(baseUrl)}.`);
   let protocol = "";
   try {
     protocol = new URL(baseUrl.trim()).protocol;
   } catch {
     throw new TypeError(`config.baseUrl is not a URL, ${example}; given ${quoteGiven(baseUrl)}.`);
   }
-  if (protocol !== "http:" && protocol !== "https:") throw new TypeError(`config.baseUrl must be an http:// or https:// URL, ${example}; given ${quoteGiven(baseUrl)}.`);
+  if (protocol !== "http:" && protocol !== "https:")
+    throw new TypeError(`config.baseUrl must be an http:// or https:// URL, ${example}; given ${quoteGiven(baseUrl)}.`);
 }
 
 /**
@@ -137,12 +149,7 @@ function headersKey(headers: Record<string, string> | undefined): string {
 
 /** The pool key: what makes two endpoints the same client. */
 function poolKey(endpoint: Endpoint): string {
-  return [
-    normaliseBaseUrl(endpoint.baseUrl),
-    endpoint.apiKey || "",
-    timeoutMs(endpoint) ?? 0,
-    headersKey(endpoint.headers),
-  ].join("\u0000");
+  return [normaliseBaseUrl(endpoint.baseUrl), endpoint.apiKey || "", timeoutMs(endpoint) ?? 0, headersKey(endpoint.headers)].join("\u0000");
 }
 
 /**

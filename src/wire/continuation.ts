@@ -22,8 +22,7 @@ import { streamTurn, type StreamBody, type StreamTurnOptions } from "./stream.js
 import { notify } from "../text/safe-calls.js";
 
 /** Options for {@link continueTurn}. */
-export interface ContinueTurnOptions
-  extends Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking" | "fences" | "now"> {
+export interface ContinueTurnOptions extends Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking" | "fences" | "now"> {
   /** The model's name as the endpoint knows it, for its assistantPrefill latch. @default body.model */
   model?: string;
   /** The most continuation requests to send for this turn. @default 1 */
@@ -220,15 +219,24 @@ export async function continueTurn(
       if (options.signal?.aborted) throw options.signal.reason;
       if (controller.signal.aborted && controller.signal.reason instanceof StartedOver) {
         record.assistantPrefill = false;
-        notify(options.onNotice, `Model ${name} started the answer over instead of continuing it; the answer cut off at the token ceiling is kept, and no continuation is tried for this model again.`);
+        notify(
+          options.onNotice,
+          `Model ${name} started the answer over instead of continuing it; the answer cut off at the token ceiling is kept, and no continuation is tried for this model again.`,
+        );
         return current;
       }
       const status = describeError(error).status;
       if ((status === 400 || status === 422) && !isOverflow(error) && !NegotiationError.is(error)) {
         record.assistantPrefill = false;
-        notify(options.onNotice, `Model ${name} refused to continue a cut-off answer (${status}); the answer so far is kept, and no continuation is tried for this model again.`);
+        notify(
+          options.onNotice,
+          `Model ${name} refused to continue a cut-off answer (${status}); the answer so far is kept, and no continuation is tried for this model again.`,
+        );
       } else {
-        notify(options.onNotice, `Continuing the cut-off answer failed (${error instanceof Error ? error.message : String(error)}); the answer so far is kept.`);
+        notify(
+          options.onNotice,
+          `Continuing the cut-off answer failed (${error instanceof Error ? error.message : String(error)}); the answer so far is kept.`,
+        );
       }
       return current;
     }

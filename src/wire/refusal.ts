@@ -47,7 +47,10 @@ const FIELD_PATTERNS: RegExp[] = [
   new RegExp(String.raw`unsupported parameter:?\s*['"\`]?(${NAME})`, "gi"),
   new RegExp(String.raw`unsupported value:?\s*['"\`](${NAME})['"\`]`, "gi"),
   new RegExp(String.raw`unknown (?:field|argument|name):?\s*['"\`]?(${NAME})`, "gi"),
-  new RegExp(String.raw`['"\`](${NAME})['"\`]\s*(?:mode\s+)?(?:on [\w ]+?\s+)?(?:is|are)\s+(?:currently\s+)?(?:not supported|unsupported|not allowed|not permitted|not available|unknown|not recognized)`, "gi"),
+  new RegExp(
+    String.raw`['"\`](${NAME})['"\`]\s*(?:mode\s+)?(?:on [\w ]+?\s+)?(?:is|are)\s+(?:currently\s+)?(?:not supported|unsupported|not allowed|not permitted|not available|unknown|not recognized)`,
+    "gi",
+  ),
   new RegExp(String.raw`(?:parameter|property|field|argument)\s+['"\`](${NAME})['"\`]`, "gi"),
   new RegExp(String.raw`(${NAME}):\s*extra inputs are not permitted`, "gi"),
   new RegExp(String.raw`['"\`](${NAME})['"\`]\s*[-–:]\s*extra inputs are not permitted`, "gi"),
@@ -64,7 +67,7 @@ const KNOWN_BARE = /\b(stream_options|reasoning_effort|max_completion_tokens|max
 const STREAM_OPTIONS_WORDS = /\bstream options\b/i;
 
 function cleanName(name: string): string {
-  return name.replace(/[.\-]+$/, "");
+  return name.replace(/[.-]+$/, "");
 }
 
 function quotedValues(text: string): string[] {
@@ -73,7 +76,11 @@ function quotedValues(text: string): string[] {
 
 function readEffort(message: string): { refused?: string; supported?: string[] } | undefined {
   if (!/reasoning[_ .]?effort|reasoning\.effort/i.test(message)) return undefined;
-  if (!/unsupported value|invalid value|does not support '|not supported with|supported values|must be one of|expected one of|not a valid|input should be/i.test(message)) {
+  if (
+    !/unsupported value|invalid value|does not support '|not supported with|supported values|must be one of|expected one of|not a valid|input should be/i.test(
+      message,
+    )
+  ) {
     return undefined;
   }
   if (/unsupported parameter|unknown parameter|unrecognized request argument/i.test(message) && !/supported values|does not support '/i.test(message)) {
@@ -86,7 +93,10 @@ function readEffort(message: string): { refused?: string; supported?: string[] }
     /['"`]([\w-]+)['"`] is not (?:a )?(?:valid|supported)/i.exec(message) ??
     /input_value=['"`]([\w-]+)['"`]/i.exec(message);
   if (refused?.[1] && refused[1] !== "reasoning_effort") result.refused = refused[1].toLowerCase();
-  const list = /(?:supported values are|must be one of|expected one of|supported values:|valid values are|input should be)\s*:?\s*([^.\n]*(?:\.[^\s][^.\n]*)*)/i.exec(message);
+  const list =
+    /(?:supported values are|must be one of|expected one of|supported values:|valid values are|input should be)\s*:?\s*([^.\n]*(?:\.[^\s][^.\n]*)*)/i.exec(
+      message,
+    );
   if (list?.[1]) {
     // A pydantic message carries its own details in brackets after the list ([type=enum, input_value=…]).
     const values = quotedValues(list[1].split("[")[0] ?? "").map((value) => value.toLowerCase());
@@ -374,7 +384,8 @@ function samplerAnswer(model: ModelLatches, name: string, words: string): Answer
 }
 
 /** The words of a refusal that says nothing of what was refused: "Invalid request", "Bad Request". */
-const NAMES_NOTHING = /^(?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?(?: \| (?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?)*$/i;
+const NAMES_NOTHING =
+  /^(?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?(?: \| (?:\d{3} )?(?:invalid request|bad request|invalid argument|invalid parameters?)[.!]?)*$/i;
 
 /**
  * A 400 that names no field ("Invalid request", "Bad Request"): the first field the caller marked
@@ -426,7 +437,6 @@ function strictAnswer(supports: EndpointLatches): Answer {
     notice: "The endpoint could not take strict tool schemas; sending them relaxed from now on.",
   };
 }
-
 
 function effortOffAnswer(model: ModelLatches, name: string): Answer {
   return {

@@ -9,14 +9,7 @@
  * part of it; they are measurements that move every turn, not refusals.
  */
 
-import {
-  EFFORT_LADDER,
-  endpointEntriesIn,
-  endpointRecordIn,
-  freshModelCapabilities,
-  modelCapabilitiesOf,
-  type ModelCapabilities,
-} from "./capabilities.js";
+import { EFFORT_LADDER, endpointEntriesIn, endpointRecordIn, freshModelCapabilities, modelCapabilitiesOf, type ModelCapabilities } from "./capabilities.js";
 import { normaliseBaseUrl } from "./base-url.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
@@ -67,7 +60,7 @@ export interface ImportCapabilitiesResult {
 
 const FLAGS = ["legacyTokenLimit", "chosenTemperature", "structuredOutput", "assistantPrefill", "reasoningEffort"] as const;
 const MAX_ENTRIES = 10_000;
-const FIELD_NAME = /^[A-Za-z_][\w.\-]{0,199}$/;
+const FIELD_NAME = /^[A-Za-z_][\w.-]{0,199}$/;
 const KEY_HASH = /^(?:sha256:[0-9a-f]{32})?$/;
 
 function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {

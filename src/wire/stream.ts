@@ -14,9 +14,8 @@ import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
 import { quoteGiven } from "./client.js";
 import { SseSplitter } from "./sse.js";
-import { MalformedStreamEvent, TurnReader, type Produced, type StreamTurnOptions } from "./turn-reader.js";
+import { MalformedStreamEvent, TurnReader, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
-import type { Fence } from "../text/thinking.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
@@ -72,8 +71,6 @@ export class StreamInterrupted extends AgentCoreError {
     return isErrorNamed(value, "StreamInterrupted");
   }
 }
-
-type Json = Record<string, unknown>;
 
 /** A positive timer length, held to what a timer can wait; undefined for anything else. */
 function positive(value: number | undefined): number | undefined {
@@ -147,7 +144,8 @@ function checkStreamInput(client: unknown, body: unknown): void {
   if (!client || typeof client !== "object") throw new TypeError(`streamTurn needs an OpenAI client (getClient(endpoint)); given ${quoteGiven(client)}.`);
   if (!body || typeof body !== "object") throw new TypeError(`streamTurn needs a request body ({ model, messages }); given ${quoteGiven(body)}.`);
   const { model, messages } = body as { model?: unknown; messages?: unknown };
-  if (typeof model !== "string" || model.trim() === "") throw new TypeError(`config.model (the body's model) must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
+  if (typeof model !== "string" || model.trim() === "")
+    throw new TypeError(`config.model (the body's model) must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
   if (!Array.isArray(messages)) throw new TypeError(`messages (the body's messages) must be an array of chat messages; given ${quoteGiven(messages)}.`);
 }
 

@@ -97,8 +97,7 @@ function isCompleteJson(text: string): boolean {
  */
 export function readUsage(usage: unknown): TurnUsage {
   if (!isRecord(usage)) return { prompt: 0, completion: 0, total: 0, cached: 0 };
-  const count = (value: unknown): number | undefined =>
-    typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
   const prompt = count(usage.prompt_tokens) ?? 0;
   const completion = count(usage.completion_tokens) ?? 0;
   const total = count(usage.total_tokens) ?? prompt + completion;
@@ -454,4 +453,3 @@ export interface Produced {
   /** True once a chunk carried text, reasoning or a piece of a tool call. */
   value: boolean;
 }
-

@@ -72,7 +72,10 @@ function timeoutError(ms: number): DOMException {
 
 /** Why a lookup stopped before its answer: the caller's signal, or the bound. */
 class LookupStopped {
-  constructor(readonly error: unknown, readonly byCaller: boolean) {}
+  constructor(
+    readonly error: unknown,
+    readonly byCaller: boolean,
+  ) {}
 }
 
 /** One bounded lookup: the client, a signal that ends at the bound or the caller's abort. */
@@ -176,12 +179,7 @@ function commit(cache: WindowCache, origin: string, learned: Learned): void {
  * key and one that says the model is loading has nothing to say yet: neither is remembered as a
  * miss, and a loading server is not asked further.
  */
-export async function readServedWindow(
-  lookup: Lookup,
-  cache: WindowCache,
-  model: string,
-  options: WindowLookupOptions,
-): Promise<number | undefined> {
+export async function readServedWindow(lookup: Lookup, cache: WindowCache, model: string, options: WindowLookupOptions): Promise<number | undefined> {
   const origin = lookup.origin;
   const learned: Learned = {};
   let found: number | undefined;
@@ -215,15 +213,15 @@ export async function readServedWindow(
       if (error instanceof LookupStopped) throw error;
       const status = statusOf(error);
       if (!isModelLoading(error) && !(status !== undefined && NOT_OPEN.has(status))) {
-        learned.lmstudioMissUntil =
-          status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
+        learned.lmstudioMissUntil = status !== undefined && ROUTE_MISSING.has(status) ? Number.POSITIVE_INFINITY : now() + (options.listingMissMs ?? 60_000);
       }
     }
   }
   // Ollama has neither route: its loaded window is /api/ps's context_length (the num_ctx the model
   // was loaded with), often far below the trained one /api/show reports. A model not in the list is
   // not loaded yet, so unknown for now.
-  const neither = (learned.propsMissing || cache.propsMissing.has(origin)) && (learned.lmstudioMissUntil ?? cache.lmstudioMissUntil.get(origin)) === Number.POSITIVE_INFINITY;
+  const neither =
+    (learned.propsMissing || cache.propsMissing.has(origin)) && (learned.lmstudioMissUntil ?? cache.lmstudioMissUntil.get(origin)) === Number.POSITIVE_INFINITY;
   if (found === undefined && neither && !cache.ollamaMissing?.has(origin)) {
     try {
       const body = await lookup.get(`${origin}/api/ps`);
@@ -250,13 +248,7 @@ export async function readServedWindow(
  * then the server's own routes, then the trained window; keeps a window found under `key`, and
  * answers zero where nothing says or the server is still loading the model.
  */
-export async function readContextLimit(
-  lookup: Lookup,
-  cache: WindowCache,
-  key: string,
-  model: string,
-  options: WindowLookupOptions,
-): Promise<number> {
+export async function readContextLimit(lookup: Lookup, cache: WindowCache, key: string, model: string, options: WindowLookupOptions): Promise<number> {
   let trained: number | undefined;
   try {
     const entry = (await readListing(lookup)).find((listed) => listed.id === model);

@@ -4,14 +4,23 @@ import { readMcpResult } from "../../src/mcp.js";
 
 describe("readMcpResult", () => {
   it("joins text blocks with a newline and keeps isError as a failure", () => {
-    expect(readMcpResult({ content: [{ type: "text", text: "one" }, { type: "text", text: "two" }] })).toEqual({ ok: true, text: "one\ntwo" });
+    expect(
+      readMcpResult({
+        content: [
+          { type: "text", text: "one" },
+          { type: "text", text: "two" },
+        ],
+      }),
+    ).toEqual({ ok: true, text: "one\ntwo" });
     expect(readMcpResult({ content: [{ type: "text", text: "no such file" }], isError: true })).toEqual({ ok: false, text: "no such file" });
   });
 
   it("describes image and audio data by type and size instead of pasting it", () => {
     const data = Buffer.alloc(3000, 7).toString("base64");
     expect(readMcpResult({ content: [{ type: "image", data, mimeType: "image/png" }] }).text).toBe("[image image/png, 2.9 kB, not shown]");
-    expect(readMcpResult({ content: [{ type: "audio", data: Buffer.alloc(10).toString("base64"), mimeType: "audio/wav" }] }).text).toBe("[audio audio/wav, 10 bytes, not shown]");
+    expect(readMcpResult({ content: [{ type: "audio", data: Buffer.alloc(10).toString("base64"), mimeType: "audio/wav" }] }).text).toBe(
+      "[audio audio/wav, 10 bytes, not shown]",
+    );
   });
 
   it("gives an embedded resource's text under its URI, and a binary one's size", () => {
@@ -24,7 +33,9 @@ describe("readMcpResult", () => {
   });
 
   it("names a resource link with its URI and description", () => {
-    expect(readMcpResult({ content: [{ type: "resource_link", name: "a.txt", uri: "file:///a.txt", description: "A note." }] }).text).toBe("[resource link] a.txt <file:///a.txt>: A note.");
+    expect(readMcpResult({ content: [{ type: "resource_link", name: "a.txt", uri: "file:///a.txt", description: "A note." }] }).text).toBe(
+      "[resource link] a.txt <file:///a.txt>: A note.",
+    );
   });
 
   it("writes a block of an unknown kind as its JSON without its data", () => {

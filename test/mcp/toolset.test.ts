@@ -43,7 +43,8 @@ const names = (set: McpToolset) => set.tools.map((tool) => tool.function.name);
 
 /** Waits until the toolset's tools read as `expected`, as list changes land. */
 async function until(set: McpToolset, expected: string[]): Promise<void> {
-  for (let tries = 0; tries < 200 && JSON.stringify(names(set)) !== JSON.stringify(expected); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let tries = 0; tries < 200 && JSON.stringify(names(set)) !== JSON.stringify(expected); tries += 1)
+    await new Promise((resolve) => setTimeout(resolve, 10));
   expect(names(set)).toEqual(expected);
 }
 
@@ -56,13 +57,25 @@ describe("mcpToolset", () => {
     const changes: string[][] = [];
     const set = await mcpToolset({ demo: client }, { onChange: (changed) => changes.push(names(changed)) });
     expect(names(set)).toEqual(["alpha", "beta"]);
-    expect(set.catalog).toEqual([{ name: "demo", label: "The demo server", tools: [{ name: "alpha", description: "First." }, { name: "beta", description: "Second." }] }]);
+    expect(set.catalog).toEqual([
+      {
+        name: "demo",
+        label: "The demo server",
+        tools: [
+          { name: "alpha", description: "First." },
+          { name: "beta", description: "Second." },
+        ],
+      },
+    ]);
 
     server.registerTool("gamma", { description: "Third.", inputSchema: { n: z.number() } }, async ({ n }) => text(`gamma ${n}`));
     alpha.remove();
     beta.update({ description: "Second, now longer.\nWith a second line." });
     await until(set, ["beta", "gamma"]);
-    expect(set.catalog[0]!.tools).toEqual([{ name: "beta", description: "Second, now longer." }, { name: "gamma", description: "Third." }]);
+    expect(set.catalog[0]!.tools).toEqual([
+      { name: "beta", description: "Second, now longer." },
+      { name: "gamma", description: "Third." },
+    ]);
     expect(set.tools[1]!.function.parameters).toMatchObject({ type: "object", properties: { n: { type: "number" } }, required: ["n"] });
     expect(await set.dispatch(call("gamma", { n: 4 }), signal)).toEqual({ content: "gamma 4", isError: false });
     expect(changes.at(-1)).toEqual(["beta", "gamma"]);
@@ -82,7 +95,11 @@ describe("mcpToolset", () => {
       await loop.run({ messages: [{ role: "user", content: "hi" }], toolOrder: false, ...set }, turn({ content: "one" }));
       server.registerTool("alpha", { description: "A." }, async () => text("a"));
       await until(set, ["zulu", "alpha"]);
-      await loop.run({ messages: [{ role: "user", content: "hi" }], toolOrder: false, ...set }, turn({ toolCalls: [{ name: "alpha", arguments: {} }] }), turn({ content: "two" }));
+      await loop.run(
+        { messages: [{ role: "user", content: "hi" }], toolOrder: false, ...set },
+        turn({ toolCalls: [{ name: "alpha", arguments: {} }] }),
+        turn({ content: "two" }),
+      );
       const declared = loop.server.chatBodies().map((body) => (body.tools as ToolDefinition[]).map((tool) => tool.function.name));
       expect(declared).toEqual([["zulu"], ["zulu", "alpha"], ["zulu", "alpha"]]);
       expect(loop.server.chatBodies()[2]!.messages).toContainEqual({ role: "tool", tool_call_id: "call_0", content: "a" });
@@ -99,9 +116,15 @@ describe("mcpToolset", () => {
     const docs = demoServer("docs");
     docs.registerTool("search", { description: "Searches the docs." }, async () => text("from the docs"));
     const notices: string[] = [];
-    const set = await mcpToolset({ web: await connect(web), docs: { client: await connect(docs), label: "Our docs" } }, { onNotice: (line) => notices.push(line) });
+    const set = await mcpToolset(
+      { web: await connect(web), docs: { client: await connect(docs), label: "Our docs" } },
+      { onNotice: (line) => notices.push(line) },
+    );
     expect(names(set)).toEqual(["search", "ns_lookup", "docs_search"]);
-    expect(set.catalog.map((server) => [server.name, server.label])).toEqual([["web", "The web server"], ["docs", "Our docs"]]);
+    expect(set.catalog.map((server) => [server.name, server.label])).toEqual([
+      ["web", "The web server"],
+      ["docs", "Our docs"],
+    ]);
     expect(await set.dispatch(call("search"), signal)).toEqual({ content: "from the web", isError: false });
     expect(await set.dispatch(call("docs_search"), signal)).toEqual({ content: "from the docs", isError: false });
     expect(await set.dispatch(call("ns_lookup"), signal)).toEqual({ content: "looked up", isError: false });
@@ -130,7 +153,12 @@ describe("mcpToolset", () => {
     const set = await mcpToolset({ low: await connect(server) });
     const error = await Promise.resolve(set.dispatch(call("strict"), signal)).catch((caught: unknown) => caught);
     expect(McpServerError.is(error)).toBe(true);
-    expect(error).toMatchObject({ server: "low", tool: "strict", problem: "refused", message: 'The MCP server "low" refused the call to strict: MCP error -32602: strict wants a ticket' });
+    expect(error).toMatchObject({
+      server: "low",
+      tool: "strict",
+      problem: "refused",
+      message: 'The MCP server "low" refused the call to strict: MCP error -32602: strict wants a ticket',
+    });
     set.dispose();
   });
 
@@ -139,7 +167,13 @@ describe("mcpToolset", () => {
     server.setRequestHandler(ListToolsRequestSchema, async (request) =>
       request.params?.cursor === "2"
         ? { tools: [{ name: "three", inputSchema: { type: "object" } }] }
-        : { tools: [{ name: "one", inputSchema: { type: "object" } }, { name: "two", inputSchema: { type: "object" } }], nextCursor: "2" },
+        : {
+            tools: [
+              { name: "one", inputSchema: { type: "object" } },
+              { name: "two", inputSchema: { type: "object" } },
+            ],
+            nextCursor: "2",
+          },
     );
     const set = await mcpToolset({ paged: await connect(server) });
     expect(names(set)).toEqual(["one", "two", "three"]);
@@ -153,7 +187,11 @@ describe("mcpToolset", () => {
     });
     const error = await mcpToolset({ broken: await connect(server) }).catch((caught: unknown) => caught);
     expect(McpServerError.is(error)).toBe(true);
-    expect(error).toMatchObject({ server: "broken", problem: "list", message: 'The MCP server "broken" did not list its tools: MCP error -32603: the index is gone' });
+    expect(error).toMatchObject({
+      server: "broken",
+      problem: "list",
+      message: 'The MCP server "broken" did not list its tools: MCP error -32603: the index is gone',
+    });
   });
 
   it("keeps the tools it had when a later listing fails, and says so", async () => {

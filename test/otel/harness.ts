@@ -5,9 +5,25 @@
  * and a meter provider with a reader collected on demand. Nothing is registered globally.
  */
 import type { SpanContext } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type Span,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { MeterProvider, MetricReader, type DataPoint, type Histogram, type MetricData } from "@opentelemetry/sdk-metrics";
-import { createRuntime, type AgentLoopConfig, type AgentLoopOptions, type AgentLoopResult, type Message, type Runtime, type RunEventInput, type ToolDefinition } from "../../src/index.js";
+import {
+  createRuntime,
+  type AgentLoopConfig,
+  type AgentLoopOptions,
+  type AgentLoopResult,
+  type Message,
+  type Runtime,
+  type RunEventInput,
+  type ToolDefinition,
+} from "../../src/index.js";
 import { otelRun, type OtelRun, type OtelRunOptions } from "../../src/otel.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../support/endpoint.js";
 
@@ -59,7 +75,11 @@ export const question: Message[] = [{ role: "user", content: "Please tidy the no
 
 export const tool = (name: string): ToolDefinition => ({
   type: "function",
-  function: { name, description: `Does ${name}.`, parameters: { type: "object", properties: { path: { type: "string", description: `The path ${name} works on.` } } } },
+  function: {
+    name,
+    description: `Does ${name}.`,
+    parameters: { type: "object", properties: { path: { type: "string", description: `The path ${name} works on.` } } },
+  },
 });
 
 export const calls = (...specs: Array<[string, Record<string, unknown> | string, string?]>): Scripted =>
@@ -104,7 +124,10 @@ export async function withTrace(endpoint: EndpointOptions, body: (traced: Traced
       },
       spans: () => {
         const order = new Map(noted.started.map((span, index) => [span.spanContext().spanId, index]));
-        return exporter.getFinishedSpans().slice().sort((a, b) => (order.get(a.spanContext().spanId) ?? 0) - (order.get(b.spanContext().spanId) ?? 0));
+        return exporter
+          .getFinishedSpans()
+          .slice()
+          .sort((a, b) => (order.get(a.spanContext().spanId) ?? 0) - (order.get(b.spanContext().spanId) ?? 0));
       },
       unended: () => noted.started.filter((span) => !noted.ended.has(span.spanContext().spanId)).map((span) => span.name),
       metrics: async () => {

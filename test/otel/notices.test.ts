@@ -9,7 +9,12 @@ import { startEndpoint, turn, type EndpointOptions, type Scripted } from "../sup
 import { answer, question, tool } from "./harness.js";
 
 /** The notices one run says, against an endpoint set up as given. */
-async function noticesOf(endpoint: EndpointOptions, script: Scripted[], options: Partial<AgentLoopOptions> = {}, config: Partial<AgentLoopConfig> = {}): Promise<string[]> {
+async function noticesOf(
+  endpoint: EndpointOptions,
+  script: Scripted[],
+  options: Partial<AgentLoopOptions> = {},
+  config: Partial<AgentLoopConfig> = {},
+): Promise<string[]> {
   const server = await startEndpoint(endpoint);
   const runtime = createRuntime();
   const notices: string[] = [];
@@ -46,7 +51,12 @@ describe("readNotice", () => {
       [{ maxTokens: true }, { maxTokens: 100 }, {}, { kind: "refusal", field: "max_tokens", scope: "model", model: "loopback-model" }],
       [{ reasoningEffort: ["low"] }, { reasoningEffort: "low" }, {}, { kind: "refusal", field: "reasoning_effort", scope: "model", model: "loopback-model" }],
       [{ reasoningEffort: true }, { reasoningEffort: "high" }, {}, { kind: "refusal", field: "reasoning_effort", scope: "model", model: "loopback-model" }],
-      [{ fields: ["cache_prompt"] }, { extraBody: { cache_prompt: true } }, {}, { kind: "refusal", field: "cache_prompt", scope: "model", model: "loopback-model" }],
+      [
+        { fields: ["cache_prompt"] },
+        { extraBody: { cache_prompt: true } },
+        {},
+        { kind: "refusal", field: "cache_prompt", scope: "model", model: "loopback-model" },
+      ],
     ];
     for (const [refuse, config, options, expected] of cases) {
       const notices = await noticesOf({ refuse }, [answer()], options, config);
@@ -60,7 +70,14 @@ describe("readNotice", () => {
     try {
       const notices: string[] = [];
       server.script(answer('{"title": "Notes"}'));
-      await runtime.askJson({ baseUrl: server.baseUrl }, "loopback-model", "Title it.", "Some notes.", { type: "object", properties: { title: { type: "string" } } }, { onNotice: (text) => notices.push(text) });
+      await runtime.askJson(
+        { baseUrl: server.baseUrl },
+        "loopback-model",
+        "Title it.",
+        "Some notes.",
+        { type: "object", properties: { title: { type: "string" } } },
+        { onNotice: (text) => notices.push(text) },
+      );
       expect(read(notices)).toEqual([{ kind: "refusal", field: "response_format", scope: "model", model: "loopback-model" }]);
     } finally {
       runtime.reset();
@@ -85,9 +102,17 @@ describe("readNotice", () => {
     const cut = turn({ content: opening, finishReason: "length" });
     const cases: Array<[EndpointOptions, Scripted, NoticeReading]> = [
       [{ profile: "llama.cpp" }, turn({ content: " and part two." }), { kind: "continuation", outcome: "continued", requests: 1, latched: false }],
-      [{ profile: "llama.cpp" }, turn({ content: `${opening.slice(0, 70)}, no: again from the top.` }), { kind: "continuation", outcome: "started_over", latched: true }],
+      [
+        { profile: "llama.cpp" },
+        turn({ content: `${opening.slice(0, 70)}, no: again from the top.` }),
+        { kind: "continuation", outcome: "started_over", latched: true },
+      ],
       [{ profile: "llama.cpp", refuse: { prefill: true } }, answer("unused"), { kind: "continuation", outcome: "refused", latched: true }],
-      [{ profile: "llama.cpp" }, { kind: "error", status: 500, body: { error: { message: "slot crashed" } } }, { kind: "continuation", outcome: "failed", latched: false }],
+      [
+        { profile: "llama.cpp" },
+        { kind: "error", status: 500, body: { error: { message: "slot crashed" } } },
+        { kind: "continuation", outcome: "failed", latched: false },
+      ],
     ];
     for (const [endpoint, next, expected] of cases) {
       const notices = await noticesOf(endpoint, [cut, next], { maxContinuations: 1 }, { maxTokens: 5 });
@@ -97,7 +122,9 @@ describe("readNotice", () => {
   });
 
   it("reads calls recovered from the reply's text, with their count", async () => {
-    const notices = await noticesOf({}, [answer('<tool_call>\n{"name": "read", "arguments": {"path": "a"}}\n</tool_call>'), answer()], { tools: [tool("read")] });
+    const notices = await noticesOf({}, [answer('<tool_call>\n{"name": "read", "arguments": {"path": "a"}}\n</tool_call>'), answer()], {
+      tools: [tool("read")],
+    });
     expect(read(notices)).toEqual([{ kind: "recovered", count: 1 }]);
   });
 
@@ -107,13 +134,20 @@ describe("readNotice", () => {
   });
 
   it("leaves any other sentence as other, and never throws on what is not one", () => {
-    expect(readNotice("The window is filling, but compact: true has no compaction task to write the summary, so the transcript was not folded.")).toEqual({ kind: "other" });
+    expect(readNotice("The window is filling, but compact: true has no compaction task to write the summary, so the transcript was not folded.")).toEqual({
+      kind: "other",
+    });
     expect(readNotice(undefined as unknown as string)).toEqual({ kind: "other" });
     expect(readNotice("")).toEqual({ kind: "other" });
   });
 
   it("keeps a model name that holds the pattern's own words", async () => {
-    const notices = await noticesOf({ refuse: { temperature: true }, models: [{ id: "refused max_tokens; model" }] }, [answer()], {}, { model: "refused max_tokens; model", temperature: 0.3 });
+    const notices = await noticesOf(
+      { refuse: { temperature: true }, models: [{ id: "refused max_tokens; model" }] },
+      [answer()],
+      {},
+      { model: "refused max_tokens; model", temperature: 0.3 },
+    );
     expect(read(notices)).toEqual([{ kind: "refusal", field: "temperature", scope: "model", model: "refused max_tokens; model" }]);
   });
 });

@@ -67,7 +67,9 @@ describe("a reply cut off at the ceiling", () => {
         [conventions.ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: result!.usage.completion,
       });
       expect(continuation!.events.map((event) => [event.name, event.attributes?.[A.continuationOutcome]])).toEqual([[E.continuation, "continued"]]);
-      expect(JSON.parse(String(continuation!.attributes[conventions.ATTR_GEN_AI_OUTPUT_MESSAGES]))[0].parts).toEqual([{ type: "text", content: " and part two." }]);
+      expect(JSON.parse(String(continuation!.attributes[conventions.ATTR_GEN_AI_OUTPUT_MESSAGES]))[0].parts).toEqual([
+        { type: "text", content: " and part two." },
+      ]);
       expect(linksTo(continuation!, first!)).toBe(true);
       expect(ms(first!.endTime)).toBeLessThanOrEqual(ms(continuation!.startTime));
       expect(continuation!.status.code).toBe(SpanStatusCode.UNSET);
@@ -122,7 +124,11 @@ describe("refusals", () => {
   it("said together for one refused request stay on it, and one re-send follows", async () => {
     await withTrace({ profile: "vllm" }, async ({ server, run, config, spans, unended }) => {
       // vLLM's wording for extra fields it does not take, naming both at once.
-      const both: Scripted = { kind: "error", status: 400, body: { object: "error", message: "Unrecognized request arguments supplied: cache_prompt, slot_id", type: "BadRequestError", code: 400 } };
+      const both: Scripted = {
+        kind: "error",
+        status: 400,
+        body: { object: "error", message: "Unrecognized request arguments supplied: cache_prompt, slot_id", type: "BadRequestError", code: 400 },
+      };
       server.script(both, answer());
       await run({ config: { ...config, extraBody: { cache_prompt: true, slot_id: 1 } } });
       expect(server.chatBodies()).toHaveLength(2);
@@ -156,13 +162,23 @@ describe("a request seen only through its events", () => {
       const { otelRun } = await import("../../src/otel.js");
       const telemetry = otelRun({ ...otel, config: { ...config, maxTokens: 64, temperature: 0.5 } });
       server.script(calls(["read", {}]), answer());
-      await runtime.runAgentLoop({ config: { ...config, maxTokens: 64, temperature: 0.5 }, messages: [{ role: "user", content: "Go." }], tools: [tool("read")], dispatch: () => "ok", onEvent: telemetry.onEvent });
+      await runtime.runAgentLoop({
+        config: { ...config, maxTokens: 64, temperature: 0.5 },
+        messages: [{ role: "user", content: "Go." }],
+        tools: [tool("read")],
+        dispatch: () => "ok",
+        onEvent: telemetry.onEvent,
+      });
       const all = spans();
       expect(tree(all)).toEqual(["invoke_agent", "  chat loopback-model", "  execute_tool read", "  chat loopback-model"]);
       const [first, second] = named(all, "chat");
       const [read] = named(all, "execute_tool");
       const [agent] = named(all, "invoke_agent");
-      expect(first!.attributes).toMatchObject({ [conventions.ATTR_GEN_AI_REQUEST_MAX_TOKENS]: 64, [conventions.ATTR_GEN_AI_REQUEST_TEMPERATURE]: 0.5, [A.turnIndex]: 0 });
+      expect(first!.attributes).toMatchObject({
+        [conventions.ATTR_GEN_AI_REQUEST_MAX_TOKENS]: 64,
+        [conventions.ATTR_GEN_AI_REQUEST_TEMPERATURE]: 0.5,
+        [A.turnIndex]: 0,
+      });
       expect(second!.attributes[A.turnIndex]).toBe(1);
       expect(ms(first!.startTime)).toBe(ms(agent!.startTime));
       expect(ms(second!.startTime)).toBeGreaterThanOrEqual(ms(read!.endTime));

@@ -83,7 +83,16 @@ describe("the run span", () => {
   it("reads malformed events and requests without throwing or leaving a span open", async () => {
     await withTrace({}, async ({ otel, spans, unended }) => {
       const telemetry = otelRun({ ...otel, captureContent: true });
-      const strange = [undefined, 7, "usage", { kind: 7 }, { kind: "usage", turn: "x", totals: 3 }, { kind: "tool-result", id: {} }, { kind: "notice" }, { kind: "output", text: 5 }];
+      const strange = [
+        undefined,
+        7,
+        "usage",
+        { kind: 7 },
+        { kind: "usage", turn: "x", totals: 3 },
+        { kind: "tool-result", id: {} },
+        { kind: "notice" },
+        { kind: "output", text: 5 },
+      ];
       for (const event of strange) expect(() => telemetry.onEvent(event as never)).not.toThrow();
       expect(() => telemetry.onRequest({ messages: "no" } as never, Number.NaN)).not.toThrow();
       expect(() => telemetry.onToolCall({ id: 3 } as never)).not.toThrow();

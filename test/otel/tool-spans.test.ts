@@ -24,7 +24,11 @@ describe("an identical call made twice in a step", () => {
       expect(dispatched).toBe(2);
       const [first, repeat, other] = named(spans(), "execute_tool");
       expect(first!.attributes[A.toolDeduplicated]).toBeUndefined();
-      expect(repeat!.attributes).toMatchObject({ [A.toolDeduplicated]: true, [A.toolOriginalCallId]: "call_0", [conventions.ATTR_GEN_AI_TOOL_CALL_ID]: "call_1" });
+      expect(repeat!.attributes).toMatchObject({
+        [A.toolDeduplicated]: true,
+        [A.toolOriginalCallId]: "call_0",
+        [conventions.ATTR_GEN_AI_TOOL_CALL_ID]: "call_1",
+      });
       expect(eventNames(repeat)).toEqual([E.toolCallDeduplicated]);
       expect(other!.attributes[A.toolDeduplicated]).toBeUndefined();
     });

@@ -36,7 +36,11 @@ describeReal("continuation against llama-server", () => {
       if (first.finishReason !== "length" || first.content.trim() === "") continue;
       const shown: string[] = [];
       const notices: string[] = [];
-      const joined = await continueTurn(client, supports, body, first, { fences: [], onOutput: (text) => shown.push(text), onNotice: (text) => notices.push(text) });
+      const joined = await continueTurn(client, supports, body, first, {
+        fences: [],
+        onOutput: (text) => shown.push(text),
+        onNotice: (text) => notices.push(text),
+      });
       const fresh = shown.join("");
       expect(joined.content, `seed ${seed}: ${notices.join(" / ")}`).toBe(first.content + fresh);
       expect(joined.continuations).toBe(1);
@@ -47,38 +51,54 @@ describeReal("continuation against llama-server", () => {
     return carried;
   }
 
-  it("continues with only the new text under continue_final_message, keeping assistantPrefill on", async () => {
-    const runtime = createRuntime();
-    try {
-      const carried = await continueEach(runtime);
-      expect(carried.length).toBeGreaterThan(0);
-      expect(carried.some(({ fresh }) => fresh.trim() !== "")).toBe(true);
-      expect(runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model)).toMatchObject({ assistantPrefill: true, droppedFields: [] });
-      expect(runtime.exportCapabilities().endpoints).toEqual([]);
-    } finally {
-      runtime.reset();
-    }
-  }, TEST_MS);
+  it(
+    "continues with only the new text under continue_final_message, keeping assistantPrefill on",
+    async () => {
+      const runtime = createRuntime();
+      try {
+        const carried = await continueEach(runtime);
+        expect(carried.length).toBeGreaterThan(0);
+        expect(carried.some(({ fresh }) => fresh.trim() !== "")).toBe(true);
+        expect(runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model)).toMatchObject({ assistantPrefill: true, droppedFields: [] });
+        expect(runtime.exportCapabilities().endpoints).toEqual([]);
+      } finally {
+        runtime.reset();
+      }
+    },
+    TEST_MS,
+  );
 
-  it("takes off the prefill the server streams back when the continuation fields are not sent", async () => {
-    // The server does echo: the first content delta of a plain prefilled stream is the whole prefill.
-    const response = await fetch(`${server.baseUrl}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: server.model, stream: true, max_tokens: 4, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "Paris is the capital" }] }),
-    });
-    expect((await response.text()).match(/"content":"([^"]*)"/)?.[1]?.startsWith("Paris is the capital")).toBe(true);
+  it(
+    "takes off the prefill the server streams back when the continuation fields are not sent",
+    async () => {
+      // The server does echo: the first content delta of a plain prefilled stream is the whole prefill.
+      const response = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: server.model,
+          stream: true,
+          max_tokens: 4,
+          messages: [
+            { role: "user", content: "hi" },
+            { role: "assistant", content: "Paris is the capital" },
+          ],
+        }),
+      });
+      expect((await response.text()).match(/"content":"([^"]*)"/)?.[1]?.startsWith("Paris is the capital")).toBe(true);
 
-    const runtime = createRuntime();
-    try {
-      runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model).droppedFields.push("continue_final_message");
-      const carried = await continueEach(runtime);
-      expect(carried.some(({ fresh }) => fresh.trim() !== "")).toBe(true);
-      const stored = runtime.exportCapabilities().endpoints[0]?.models?.[server.model];
-      expect(stored).toEqual({ droppedFields: ["continue_final_message"] });
-      expect(runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model).assistantPrefill).toBe(true);
-    } finally {
-      runtime.reset();
-    }
-  }, TEST_MS);
+      const runtime = createRuntime();
+      try {
+        runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model).droppedFields.push("continue_final_message");
+        const carried = await continueEach(runtime);
+        expect(carried.some(({ fresh }) => fresh.trim() !== "")).toBe(true);
+        const stored = runtime.exportCapabilities().endpoints[0]?.models?.[server.model];
+        expect(stored).toEqual({ droppedFields: ["continue_final_message"] });
+        expect(runtime.modelCapabilitiesFor(server.baseUrl, undefined, server.model).assistantPrefill).toBe(true);
+      } finally {
+        runtime.reset();
+      }
+    },
+    TEST_MS,
+  );
 });

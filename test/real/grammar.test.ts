@@ -66,7 +66,14 @@ describeReal("a real llama-server holds answers to the bounds of the schema", ()
         const outcome = await runtime
           .runAgentLoop({
             // The grammar lets one call follow another; a ceiling of 90 tokens ends the reply after the first or second, and a call it cuts off is not run.
-            config: { baseUrl: server.baseUrl, model: server.model, maxTokens: 90, maxToolIterations: 1, maxRetries: 0, extraBody: { tool_choice: "required" } },
+            config: {
+              baseUrl: server.baseUrl,
+              model: server.model,
+              maxTokens: 90,
+              maxToolIterations: 1,
+              maxRetries: 0,
+              extraBody: { tool_choice: "required" },
+            },
             messages: [{ role: "user", content: "Record a pick." }],
             tools: [TOOL],
             onRequest: (body) => sent.push(body),
@@ -107,7 +114,8 @@ describeReal("a real llama-server holds answers to the bounds of the schema", ()
       }
       expect(answers.length, notices.join("\n")).toBe(CALLS);
       for (const answer of answers) expect(violations(answer), JSON.stringify(answer)).toEqual([]);
-      for (const notice of notices) expect(notice).toMatch(/500 Failed to update streamed response: The model produced output that does not match the expected peg-native format/);
+      for (const notice of notices)
+        expect(notice).toMatch(/500 Failed to update streamed response: The model produced output that does not match the expected peg-native format/);
     } finally {
       runtime.reset();
     }

@@ -30,14 +30,27 @@ function statuses(report: ProbeReport): Record<string, string> {
 function effortIsHonest(report: ProbeReport): void {
   const row = report.findings.find((finding) => finding.capability === "reasoningEffort")!;
   if (row.status === "supported") expect(row.detail).toMatch(/lowest rung taken: none; no reasoning came/);
-  else expect(row).toMatchObject({ status: "ignored", detail: expect.stringMatching(/^reasoning_effort none was taken, yet \d+ characters of reasoning still came/) });
+  else
+    expect(row).toMatchObject({
+      status: "ignored",
+      detail: expect.stringMatching(/^reasoning_effort none was taken, yet \d+ characters of reasoning still came/),
+    });
 }
 
 describeReal("agent-core probe against a real llama-server", () => {
   it("agrees with its snapshot for tiny.gguf, a grammar server with no reasoning", async () => {
     const report = await probe({ model: "tiny" });
     expect(disagreements(report)).toEqual([]);
-    expect(statuses(report)).toMatchObject({ window: "supported", usageInStream: "supported", maxTokens: "supported", temperature: "supported", grammar: "supported", strictSchemas: "ignored", jsonSchema: "supported", prefill: "supported" });
+    expect(statuses(report)).toMatchObject({
+      window: "supported",
+      usageInStream: "supported",
+      maxTokens: "supported",
+      temperature: "supported",
+      grammar: "supported",
+      strictSchemas: "ignored",
+      jsonSchema: "supported",
+      prefill: "supported",
+    });
     expect(report.window).toEqual({ tokens: 2048, source: "the model listing (meta.n_ctx, the window each slot serves)" });
     effortIsHonest(report);
     expect(report.snapshot.endpoints).toEqual([expect.objectContaining({ grammarConstrained: true, strictSchemas: false })]);

@@ -10,25 +10,29 @@ import { describeReal, startLlamaServer } from "../support/llama-server.js";
 const TEST_MS = 120_000;
 
 describeReal("a run's metrics against llama-server", () => {
-  it("counts durationMs from the run's start, covering its first turn", async () => {
-    const server = await startLlamaServer();
-    const runtime = createRuntime();
-    try {
-      const before = Date.now();
-      // ignore_eos holds the tiny model to the whole ceiling, so the turn takes a measurable while.
-      const result = await runtime.runAgentLoop({
-        config: { baseUrl: server.baseUrl, model: server.model, maxToolIterations: 1, maxTokens: 8, extraBody: { ignore_eos: true } },
-        messages: [{ role: "user", content: "Tell me about Paris." }],
-        dispatch: async () => "unused",
-      });
-      const took = Date.now() - before;
-      const turn = result.metrics.turnMetrics[0]?.durationMs ?? Number.NaN;
-      expect(turn).toBeGreaterThan(5);
-      expect(result.metrics.durationMs).toBeGreaterThanOrEqual(Math.floor(turn));
-      expect(result.metrics.durationMs).toBeLessThanOrEqual(took);
-    } finally {
-      runtime.reset();
-      await server.stop();
-    }
-  }, TEST_MS);
+  it(
+    "counts durationMs from the run's start, covering its first turn",
+    async () => {
+      const server = await startLlamaServer();
+      const runtime = createRuntime();
+      try {
+        const before = Date.now();
+        // ignore_eos holds the tiny model to the whole ceiling, so the turn takes a measurable while.
+        const result = await runtime.runAgentLoop({
+          config: { baseUrl: server.baseUrl, model: server.model, maxToolIterations: 1, maxTokens: 8, extraBody: { ignore_eos: true } },
+          messages: [{ role: "user", content: "Tell me about Paris." }],
+          dispatch: async () => "unused",
+        });
+        const took = Date.now() - before;
+        const turn = result.metrics.turnMetrics[0]?.durationMs ?? Number.NaN;
+        expect(turn).toBeGreaterThan(5);
+        expect(result.metrics.durationMs).toBeGreaterThanOrEqual(Math.floor(turn));
+        expect(result.metrics.durationMs).toBeLessThanOrEqual(took);
+      } finally {
+        runtime.reset();
+        await server.stop();
+      }
+    },
+    TEST_MS,
+  );
 });

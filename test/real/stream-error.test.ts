@@ -49,10 +49,15 @@ describeReal("a server error inside a 200 stream from llama-server", () => {
   async function attempt(runtime: Runtime, seed: number): Promise<unknown> {
     const endpoint = { baseUrl: server.baseUrl };
     return runtime
-      .runTurn(runtime.getClient(endpoint), runtime.capabilitiesFor(server.baseUrl), (supports, model) => buildBody(config(seed), supports, model, MESSAGES, TOOLS), {
-        model: server.model,
-        maxRetries: 0,
-      })
+      .runTurn(
+        runtime.getClient(endpoint),
+        runtime.capabilitiesFor(server.baseUrl),
+        (supports, model) => buildBody(config(seed), supports, model, MESSAGES, TOOLS),
+        {
+          model: server.model,
+          maxRetries: 0,
+        },
+      )
       .catch((error: unknown) => error);
   }
 
@@ -74,50 +79,62 @@ describeReal("a server error inside a 200 stream from llama-server", () => {
     await server?.stop();
   });
 
-  it("re-sends a reply the server broke off after some output, with a notice, and answers", async () => {
-    expect(seeds.fault, "no seed in 1..40 made the server break a reply off").toBeDefined();
-    const runtime = relaxedRuntime();
-    try {
-      const notices: string[] = [];
-      const shown: string[] = [];
-      let attempts = 0;
-      const endpoint = { baseUrl: server.baseUrl };
-      const turn = await runtime.runTurn(
-        runtime.getClient(endpoint),
-        runtime.capabilitiesFor(server.baseUrl),
-        (supports, model) => {
-          attempts += 1;
-          return buildBody(config(attempts === 1 ? (seeds.fault as number) : (seeds.answered as number)), supports, model, MESSAGES, TOOLS);
-        },
-        { model: server.model, maxRetries: 2, sleep: async () => undefined, onNotice: (text) => notices.push(text), onOutput: (text) => shown.push(text) },
-      );
-      expect(attempts).toBe(2);
-      expect(notices).toEqual([expect.stringMatching(/^The request failed \(Failed to update streamed response: .*\); the reply shown so far is discarded; retry 1 of 2 in 1 s\.$/)]);
-      expect(turn.finishReason).not.toBe("");
-      expect(shown.join("").endsWith(turn.content)).toBe(true);
-    } finally {
-      runtime.reset();
-    }
-  }, TEST_MS);
+  it(
+    "re-sends a reply the server broke off after some output, with a notice, and answers",
+    async () => {
+      expect(seeds.fault, "no seed in 1..40 made the server break a reply off").toBeDefined();
+      const runtime = relaxedRuntime();
+      try {
+        const notices: string[] = [];
+        const shown: string[] = [];
+        let attempts = 0;
+        const endpoint = { baseUrl: server.baseUrl };
+        const turn = await runtime.runTurn(
+          runtime.getClient(endpoint),
+          runtime.capabilitiesFor(server.baseUrl),
+          (supports, model) => {
+            attempts += 1;
+            return buildBody(config(attempts === 1 ? (seeds.fault as number) : (seeds.answered as number)), supports, model, MESSAGES, TOOLS);
+          },
+          { model: server.model, maxRetries: 2, sleep: async () => undefined, onNotice: (text) => notices.push(text), onOutput: (text) => shown.push(text) },
+        );
+        expect(attempts).toBe(2);
+        expect(notices).toEqual([
+          expect.stringMatching(/^The request failed \(Failed to update streamed response: .*\); the reply shown so far is discarded; retry 1 of 2 in 1 s\.$/),
+        ]);
+        expect(turn.finishReason).not.toBe("");
+        expect(shown.join("").endsWith(turn.content)).toBe(true);
+      } finally {
+        runtime.reset();
+      }
+    },
+    TEST_MS,
+  );
 
-  it("ends the run with the server's error once the retries are spent, the transcript holding nothing of the broken reply", async () => {
-    expect(seeds.fault, "no seed in 1..40 made the server break a reply off").toBeDefined();
-    const runtime = relaxedRuntime();
-    const notices: string[] = [];
-    const error = await runtime.runAgentLoop({
-      config: { baseUrl: server.baseUrl, ...config(seeds.fault as number), maxRetries: 1, maxToolIterations: 1 },
-      messages: MESSAGES,
-      tools: TOOLS,
-      dispatch: async () => "unused",
-      sleep: async () => undefined,
-      onNotice: (text) => notices.push(text),
-    }).catch((caught: unknown) => caught);
-    runtime.reset();
-    expect(AgentLoopError.is(error)).toBe(true);
-    const cause = (error as AgentLoopError).cause;
-    expect(StreamErrorEvent.is(cause) && cause.serverFault && cause.produced).toBe(true);
-    expect((error as Error).message).toMatch(/^Failed to update streamed response: /);
-    expect(notices.filter((notice) => notice.includes("the reply shown so far is discarded"))).toHaveLength(1);
-    expect(failedRun(error)?.messages).toEqual(MESSAGES);
-  }, TEST_MS);
+  it(
+    "ends the run with the server's error once the retries are spent, the transcript holding nothing of the broken reply",
+    async () => {
+      expect(seeds.fault, "no seed in 1..40 made the server break a reply off").toBeDefined();
+      const runtime = relaxedRuntime();
+      const notices: string[] = [];
+      const error = await runtime
+        .runAgentLoop({
+          config: { baseUrl: server.baseUrl, ...config(seeds.fault as number), maxRetries: 1, maxToolIterations: 1 },
+          messages: MESSAGES,
+          tools: TOOLS,
+          dispatch: async () => "unused",
+          sleep: async () => undefined,
+          onNotice: (text) => notices.push(text),
+        })
+        .catch((caught: unknown) => caught);
+      runtime.reset();
+      expect(AgentLoopError.is(error)).toBe(true);
+      const cause = (error as AgentLoopError).cause;
+      expect(StreamErrorEvent.is(cause) && cause.serverFault && cause.produced).toBe(true);
+      expect((error as Error).message).toMatch(/^Failed to update streamed response: /);
+      expect(notices.filter((notice) => notice.includes("the reply shown so far is discarded"))).toHaveLength(1);
+      expect(failedRun(error)?.messages).toEqual(MESSAGES);
+    },
+    TEST_MS,
+  );
 });

@@ -28,7 +28,10 @@ afterAll(async () => {
 });
 
 /** Two replicas (a backend and a runtime each) on a prefix of their own, closed after `body`. */
-async function withPair(body: (a: Runtime, b: Runtime, prefix: string, backends: [RedisBackend, RedisBackend]) => Promise<void>, options: Partial<RedisBackendOptions> = {}): Promise<void> {
+async function withPair(
+  body: (a: Runtime, b: Runtime, prefix: string, backends: [RedisBackend, RedisBackend]) => Promise<void>,
+  options: Partial<RedisBackendOptions> = {},
+): Promise<void> {
   const prefix = `backend-${process.pid}-${++prefixes}:`;
   const backends = await Promise.all([createRedisBackend({ url: redis.url, prefix, ...options }), createRedisBackend({ url: redis.url, prefix, ...options })]);
   const [a, b] = backends.map((backend) => createRuntime({ backend })) as [Runtime, Runtime];

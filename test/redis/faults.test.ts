@@ -99,7 +99,9 @@ describeRedis("the Redis backend without its server", () => {
       expect(await raw.sendCommand(["SMEMBERS", `${prefix}latches:v1`])).toEqual(['{"baseUrl":"http://127.0.0.1:9/v1","key":"","strictSchemas":false}']);
       // The broadcast works again too: a latch learned after the outage reaches B without one.
       await until(() => first.connected && second.connected);
-      await until(async () => JSON.stringify(await raw.sendCommand(["PUBSUB", "NUMSUB", `${prefix}latches:v1`])) === JSON.stringify([`${prefix}latches:v1`, 2]));
+      await until(
+        async () => JSON.stringify(await raw.sendCommand(["PUBSUB", "NUMSUB", `${prefix}latches:v1`])) === JSON.stringify([`${prefix}latches:v1`, 2]),
+      );
       first.publishLatches({ version: 1, endpoints: [{ baseUrl: "http://127.0.0.1:9/v1", key: "", usageInStream: false }] });
       await until(() => b.capabilitiesFor("http://127.0.0.1:9/v1").usageInStream === false);
     } finally {

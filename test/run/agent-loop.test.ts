@@ -62,8 +62,7 @@ const calls = (...specs: Array<[string, Record<string, unknown> | string, string
 
 const answer = (content = "Done.") => turn({ content });
 
-const toolNames = (body: Record<string, unknown>): string[] =>
-  ((body.tools as ToolDefinition[] | undefined) ?? []).map((entry) => entry.function.name);
+const toolNames = (body: Record<string, unknown>): string[] => ((body.tools as ToolDefinition[] | undefined) ?? []).map((entry) => entry.function.name);
 
 const systemOf = (body: Record<string, unknown>): string | undefined => {
   const first = (body.messages as Message[])[0];
@@ -86,8 +85,22 @@ describe("runAgentLoop", () => {
 });
 
 const catalog: CatalogServer[] = [
-  { name: "files", label: "Local files", tools: [{ name: "read_file", description: "Read a file" }, { name: "write_file", description: "Write a file" }, { name: "list_dir", description: "List a folder" }] },
-  { name: "web", tools: [{ name: "fetch", description: "Fetch a page" }, { name: "search", description: "Search the web" }] },
+  {
+    name: "files",
+    label: "Local files",
+    tools: [
+      { name: "read_file", description: "Read a file" },
+      { name: "write_file", description: "Write a file" },
+      { name: "list_dir", description: "List a folder" },
+    ],
+  },
+  {
+    name: "web",
+    tools: [
+      { name: "fetch", description: "Fetch a page" },
+      { name: "search", description: "Search the web" },
+    ],
+  },
 ];
 const catalogTools = ["read_file", "write_file", "list_dir", "fetch", "search"].map((name) => tool(name));
 
@@ -216,7 +229,7 @@ describe("calls that never reach dispatch", () => {
         onToolResult: (entry) => results.push(`${entry.id}:${entry.ok}`),
       });
       expect(dispatched).toEqual(["f1"]);
-      expect(told).toEqual(["l:load_tools:{\"names\":[\"read_file\"]}", "u:read_file:{}", "f1:fetch:{}", "f2:fetch:{}"]);
+      expect(told).toEqual(['l:load_tools:{"names":["read_file"]}', "u:read_file:{}", "f1:fetch:{}", "f2:fetch:{}"]);
       expect(results.sort()).toEqual(["f1:true", "f2:true", "l:true", "u:false"]);
       expect(result.toolCalls.map((entry) => entry.id)).toEqual(["l", "u", "f1", "f2"]);
       const ids = events.filter((event) => event.kind === "tool-call" || event.kind === "tool-result").map((event) => (event as { id: string }).id);
@@ -352,7 +365,13 @@ describe("a preselection", () => {
   it("shapes the first step alone by default: those tools, no catalogue, no load_tools", async () => {
     await withLoop({}, async ({ server, run, config, events }) => {
       server.script(calls(["read_file", {}]), answer());
-      const result = await run({ config: { ...config, toolDiscovery: "ondemand" }, system: "Sys.", tools: catalogTools, catalog, preselected: ["read_file", "unknown_tool", "write_file"] });
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        system: "Sys.",
+        tools: catalogTools,
+        catalog,
+        preselected: ["read_file", "unknown_tool", "write_file"],
+      });
       const [first, second] = server.chatBodies();
       expect(toolNames(first!)).toEqual(["read_file", "write_file"]);
       expect(systemOf(first!)).toBe("Sys.");
@@ -389,7 +408,14 @@ describe("a preselection", () => {
   it("routed append under name order sorts a shortlisted tool in, the first step still matching the second", async () => {
     await withLoop({}, async ({ server, run, config }) => {
       server.script(calls(["search", {}]), answer());
-      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, loaded: ["write_file"], preselected: ["fetch"], preselectRouting: "append" });
+      await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        tools: catalogTools,
+        catalog,
+        loaded: ["write_file"],
+        preselected: ["fetch"],
+        preselectRouting: "append",
+      });
       const [first, second] = server.chatBodies();
       expect(toolNames(first!)).toEqual(["fetch", "load_tools", "write_file"]);
       expect(toolNames(second!).slice(0, 2)).toEqual(["fetch", "load_tools"]);
@@ -438,7 +464,12 @@ describe("a preselection", () => {
   it("is asked of toolSelectModel on the agent's endpoint where no tasks.toolSelect is given, with preselect: true", async () => {
     await withLoop({}, async ({ server, run, config }) => {
       server.script(turn({ content: '{"tools": ["fetch"]}' }), answer());
-      const result = await run({ config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "flat-small" }, tools: catalogTools, catalog, preselect: true });
+      const result = await run({
+        config: { ...config, toolDiscovery: "ondemand", toolSelectModel: "flat-small" },
+        tools: catalogTools,
+        catalog,
+        preselect: true,
+      });
       expect(server.chatBodies().map((body) => body.model)).toEqual(["flat-small", "loopback-model"]);
       expect(result.preselected).toEqual(["fetch"]);
     });
@@ -558,7 +589,10 @@ describe("proxied loading", () => {
         },
       });
       const [call, answerMessage] = result.messages.slice(3, 5);
-      expect(call).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_preselected_3", function: { name: "load_tools", arguments: '{"names":["fetch"]}' } }] });
+      expect(call).toMatchObject({
+        role: "assistant",
+        tool_calls: [{ id: "call_preselected_3", function: { name: "load_tools", arguments: '{"names":["fetch"]}' } }],
+      });
       expect(answerMessage).toMatchObject({ role: "tool", tool_call_id: "call_preselected_3" });
       expect(JSON.parse((answerMessage!.content as string).split("\n")[0]!).name).toBe("fetch");
       expect(heard.slice(0, 2)).toEqual([call, answerMessage]);
@@ -589,7 +623,12 @@ describe("call_tool", () => {
       server.script(calls(["call_tool", { name: "fetch", arguments: {} }]), answer());
       await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: catalogTools, catalog, dispatch: ({ name }) => made.push(name) });
       server.script(calls(["call_tool", { name: "fetch" }]), answer());
-      await run({ config: { ...config, toolDiscovery: "ondemand" }, tools: [...catalogTools, tool("call_tool")], catalog, dispatch: ({ name }) => made.push(name) });
+      await run({
+        config: { ...config, toolDiscovery: "ondemand" },
+        tools: [...catalogTools, tool("call_tool")],
+        catalog,
+        dispatch: ({ name }) => made.push(name),
+      });
       expect(made).toEqual(["fetch", "call_tool"]);
     });
   });
@@ -679,7 +718,7 @@ describe("usage events", () => {
         beforeStep: (messages) => {
           step += 1;
           // Step four rewrites an old tool result, as a prune would.
-          if (step === 4) return messages.map((message, index) => (index === 2 ? { ...message, content: "[result cleared]" } as Message : message));
+          if (step === 4) return messages.map((message, index) => (index === 2 ? ({ ...message, content: "[result cleared]" } as Message) : message));
           return undefined;
         },
       });
@@ -735,7 +774,8 @@ describe("beforeStep", () => {
 });
 
 describe("hooks", () => {
-  const runner = (context: string) => async (event: string) => (event === "afterTurn" ? [{ hook: "memory", ok: true, note: "remembered" }] : [{ hook: "memory", ok: true, context }]);
+  const runner = (context: string) => async (event: string) =>
+    event === "afterTurn" ? [{ hook: "memory", ok: true, note: "remembered" }] : [{ hook: "memory", ok: true, context }];
 
   it("are gathered once onto the question and never written into the transcript that comes back", async () => {
     await withLoop({}, async ({ server, run }) => {
@@ -744,7 +784,7 @@ describe("hooks", () => {
       const result = await run({
         tools: [tool("read")],
         hooks: {
-          run: async (event, payload) => {
+          run: async (event, _payload) => {
             if (event !== "afterTurn") gathered += 1;
             return runner("The notes folder is ~/notes.")(event);
           },
@@ -851,7 +891,11 @@ describe("what the loop throws", () => {
       expect(error).toBeInstanceOf(AgentLoopError);
       expect((error as Error).cause).toBe(controller.signal.reason);
       const stopped = failedRun(error)!;
-      expect(stopped.messages.slice(2).map((message) => message.content)).toEqual(["fine", "Stopped before this call finished.", "Not run: the run stopped first."]);
+      expect(stopped.messages.slice(2).map((message) => message.content)).toEqual([
+        "fine",
+        "Stopped before this call finished.",
+        "Not run: the run stopped first.",
+      ]);
       expect(heard.slice(1)).toEqual(["fine", "Stopped before this call finished.", "Not run: the run stopped first."]);
       expect(events.at(-1)).toEqual({ kind: "done", outcome: "stopped" });
     });
@@ -861,7 +905,9 @@ describe("what the loop throws", () => {
     await withLoop({}, async ({ server, run }) => {
       const controller = new AbortController();
       server.script({ kind: "stall", afterChunks: [{ choices: [{ index: 0, delta: { content: "Half an ans" } }] }] });
-      const error = await run({ signal: controller.signal, onEvent: (event) => event.kind === "output" && controller.abort(new Error("stop")) }).catch((caught: unknown) => caught);
+      const error = await run({ signal: controller.signal, onEvent: (event) => event.kind === "output" && controller.abort(new Error("stop")) }).catch(
+        (caught: unknown) => caught,
+      );
       expect(AgentLoopError.is(error)).toBe(true);
       expect(failedRun(error)!.messages).toEqual(question);
     });
@@ -936,59 +982,69 @@ describe("compact: true", () => {
 
 describe("a run that fails at a random point", () => {
   it("always leaves a transcript that validates, in the result, in failedRun and in what onMessage stored", async () => {
-    const step = fc.array(fc.record({ name: fc.constantFrom("read_file", "write_file", "fetch"), args: fc.constantFrom("{}", '{"path":"a"}', "{'path': 'b'}", "junk") }), {
-      minLength: 1,
-      maxLength: 3,
-    });
+    const step = fc.array(
+      fc.record({ name: fc.constantFrom("read_file", "write_file", "fetch"), args: fc.constantFrom("{}", '{"path":"a"}', "{'path': 'b'}", "junk") }),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    );
     const fault = fc.record({
       kind: fc.constantFrom("stop", "throw", "drop", "refuse", "none"),
       step: fc.nat({ max: 4 }),
       call: fc.nat({ max: 2 }),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 4 }), fault, fc.boolean(), fc.constantFrom("eager", "ondemand"), async (steps, injected, parallel, mode) => {
-        await withLoop({}, async ({ server, run, config }) => {
-          const controller = new AbortController();
-          steps.forEach((specs, at) => {
-            if (injected.step === at && injected.kind === "drop") server.script({ kind: "drop", afterChunks: [] });
-            else if (injected.step === at && injected.kind === "refuse") server.script({ kind: "error", status: 400, body: { error: { message: "Bad request" } } });
-            else server.script(calls(...specs.map((spec, index): [string, string, string] => [spec.name, spec.args, `c${at}_${index}`])));
-          });
-          server.script(answer());
-          const stored: Message[] = [...question];
-          let outcome: AgentLoopResult | unknown;
-          try {
-            outcome = await run({
-              config: { ...config, toolDiscovery: mode as "eager" | "ondemand" },
-              tools: catalogTools,
-              catalog,
-              parallel,
-              signal: controller.signal,
-              onMessage: (message) => {
-                stored.push(message);
-              },
-              dispatch: ({ id }) => {
-                if (id === `c${injected.step}_${injected.call}`) {
-                  if (injected.kind === "throw") throw new Error("tool broke");
-                  if (injected.kind === "stop") {
-                    controller.abort(new Error("stopped"));
-                    return new Promise(() => undefined);
-                  }
-                }
-                return "ok";
-              },
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 4 }),
+        fault,
+        fc.boolean(),
+        fc.constantFrom("eager", "ondemand"),
+        async (steps, injected, parallel, mode) => {
+          await withLoop({}, async ({ server, run, config }) => {
+            const controller = new AbortController();
+            steps.forEach((specs, at) => {
+              if (injected.step === at && injected.kind === "drop") server.script({ kind: "drop", afterChunks: [] });
+              else if (injected.step === at && injected.kind === "refuse")
+                server.script({ kind: "error", status: 400, body: { error: { message: "Bad request" } } });
+              else server.script(calls(...specs.map((spec, index): [string, string, string] => [spec.name, spec.args, `c${at}_${index}`])));
             });
-          } catch (error) {
-            expect(AgentLoopError.is(error) || ToolIterationLimit.is(error) || AgentLoopOverflow.is(error)).toBe(true);
-            outcome = failedRun(error);
-            expect(outcome).toBeDefined();
-          }
-          const messages = (outcome as { messages: Message[] }).messages;
-          expect(validateTranscript(messages)).toEqual([]);
-          expect(validateTranscript(stored)).toEqual([]);
-          expect(stored).toEqual(messages);
-        });
-      }),
+            server.script(answer());
+            const stored: Message[] = [...question];
+            let outcome: AgentLoopResult | unknown;
+            try {
+              outcome = await run({
+                config: { ...config, toolDiscovery: mode as "eager" | "ondemand" },
+                tools: catalogTools,
+                catalog,
+                parallel,
+                signal: controller.signal,
+                onMessage: (message) => {
+                  stored.push(message);
+                },
+                dispatch: ({ id }) => {
+                  if (id === `c${injected.step}_${injected.call}`) {
+                    if (injected.kind === "throw") throw new Error("tool broke");
+                    if (injected.kind === "stop") {
+                      controller.abort(new Error("stopped"));
+                      return new Promise(() => undefined);
+                    }
+                  }
+                  return "ok";
+                },
+              });
+            } catch (error) {
+              expect(AgentLoopError.is(error) || ToolIterationLimit.is(error) || AgentLoopOverflow.is(error)).toBe(true);
+              outcome = failedRun(error);
+              expect(outcome).toBeDefined();
+            }
+            const messages = (outcome as { messages: Message[] }).messages;
+            expect(validateTranscript(messages)).toEqual([]);
+            expect(validateTranscript(stored)).toEqual([]);
+            expect(stored).toEqual(messages);
+          });
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -1000,7 +1056,12 @@ describe("the request head", () => {
       await withLoop({}, async ({ server, run, config }) => {
         const load = mode === "proxy" ? ["load_tools", { names: ["fetch"] }] : mode === "ondemand" ? ["load_tools", { names: ["fetch"] }] : ["fetch", {}];
         const use = mode === "proxy" ? ["call_tool", { name: "fetch" }] : ["fetch", {}];
-        server.script(calls(load as [string, Record<string, unknown>]), calls(use as [string, Record<string, unknown>]), calls(use as [string, Record<string, unknown>]), answer());
+        server.script(
+          calls(load as [string, Record<string, unknown>]),
+          calls(use as [string, Record<string, unknown>]),
+          calls(use as [string, Record<string, unknown>]),
+          answer(),
+        );
         await run({ config: { ...config, toolDiscovery: mode }, system: "Be brief.", tools: [...catalogTools].reverse(), catalog });
         const heads = server.chatBodies().map((body) => JSON.stringify([systemOf(body), body.tools]));
         const changes = heads.slice(1).filter((head, index) => head !== heads[index]).length;
@@ -1034,7 +1095,9 @@ describe("cache stability over a 12-step run with 8 tool loads", () => {
       },
     } satisfies ToolDefinition;
   });
-  const wideCatalog: CatalogServer[] = [{ name: "records", tools: wide.map((entry) => ({ name: entry.function.name, description: entry.function.description })) }];
+  const wideCatalog: CatalogServer[] = [
+    { name: "records", tools: wide.map((entry) => ({ name: entry.function.name, description: entry.function.description })) },
+  ];
   // About 2,500 tokens: the size of a working agent's instructions.
   const system = "You are the records assistant for a small team. ".repeat(200);
   const loads = ["tool_03", "tool_07", "tool_11", "tool_01", "tool_15", "tool_19", "tool_05", "tool_09"];
@@ -1055,7 +1118,9 @@ describe("cache stability over a 12-step run with 8 tool loads", () => {
     server.script(answer("The records are in order."));
   }
 
-  async function measure(mode: "eager" | "ondemand" | "proxy"): Promise<{ share: number; metrics: AgentLoopResult["metrics"]; bodies: Record<string, unknown>[] }> {
+  async function measure(
+    mode: "eager" | "ondemand" | "proxy",
+  ): Promise<{ share: number; metrics: AgentLoopResult["metrics"]; bodies: Record<string, unknown>[] }> {
     let measured: { share: number; metrics: AgentLoopResult["metrics"]; bodies: Record<string, unknown>[] } | undefined;
     await withLoop({ profile: "llama.cpp", prefixCache: true }, async ({ server, run, config }) => {
       script(server, mode);
@@ -1121,7 +1186,12 @@ describe("bad input", () => {
     await withLoop({}, async ({ server, config, state }) => {
       let made = 0;
       server.script(calls(["read", {}]), calls(["read", {}]), calls(["read", {}]), calls(["read", {}]));
-      const looped = await runAgentLoopIn(state, { config: { ...config, maxToolIterations: 3 }, messages: question, tools: [tool("read")], dispatch: () => ++made }).catch((caught: unknown) => caught);
+      const looped = await runAgentLoopIn(state, {
+        config: { ...config, maxToolIterations: 3 },
+        messages: question,
+        tools: [tool("read")],
+        dispatch: () => ++made,
+      }).catch((caught: unknown) => caught);
       expect(looped).toBeInstanceOf(ToolIterationLimit);
       // A repeat across steps is a real call each time: the file read may have been written since.
       expect(made).toBe(3);
@@ -1131,7 +1201,12 @@ describe("bad input", () => {
 
   it("fails as an AgentLoopError whatever it is handed", async () => {
     const state = createState();
-    for (const options of [undefined, {}, { config: null, messages: "no" }, { config: { baseUrl: "http://127.0.0.1:9/v1", model: "m", maxToolIterations: 1, maxRetries: 0 }, messages: [] }]) {
+    for (const options of [
+      undefined,
+      {},
+      { config: null, messages: "no" },
+      { config: { baseUrl: "http://127.0.0.1:9/v1", model: "m", maxToolIterations: 1, maxRetries: 0 }, messages: [] },
+    ]) {
       const error = await runAgentLoopIn(state, options as unknown as AgentLoopOptions).catch((caught: unknown) => caught);
       expect(AgentLoopError.is(error), String(error)).toBe(true);
       expect(failedRun(error)).toBeDefined();
@@ -1315,7 +1390,9 @@ describe("the cache verdict", () => {
 
   it("names the tool block, then the system prompt, then the history, and none-known where the request only appended", () => {
     expect(cacheBreakReason(base, { ...base, tools: [tool("read"), tool("write")] })).toBe("tools-changed");
-    expect(cacheBreakReason(base, { ...base, tools: [tool("read")], messages: [{ role: "system", content: "Sys, moved." }, user("one")] })).toBe("system-changed");
+    expect(cacheBreakReason(base, { ...base, tools: [tool("read")], messages: [{ role: "system", content: "Sys, moved." }, user("one")] })).toBe(
+      "system-changed",
+    );
     expect(cacheBreakReason(base, { ...base, messages: [{ role: "system", content: "Sys." }, user("one, edited"), user("two")] })).toBe("history-rewritten");
     expect(cacheBreakReason(base, { ...base, messages: [{ role: "system", content: "Sys." }] })).toBe("history-rewritten");
     expect(cacheBreakReason(base, { ...base, messages: [...base.messages, { role: "assistant", content: "A." }, user("two")] })).toBe("none-known");
@@ -1469,9 +1546,15 @@ describe("the host's listeners", () => {
     await withLoop({}, async ({ server, run }) => {
       server.script(calls(["read", {}]), answer("Still answered."));
       const pending = () => new Promise(() => undefined);
-      const result = await run({ tools: [tool("read")], onToolCall: pending, onToolResult: pending, onTurn: pending, onRequest: () => {
-        throw new Error("a watcher fell over");
-      } });
+      const result = await run({
+        tools: [tool("read")],
+        onToolCall: pending,
+        onToolResult: pending,
+        onTurn: pending,
+        onRequest: () => {
+          throw new Error("a watcher fell over");
+        },
+      });
       expect(result.turn.content).toBe("Still answered.");
     });
   });
@@ -1513,7 +1596,11 @@ describe("the run's ledger", () => {
       expect(usage.at(-1)!.ledger).toEqual(first.ledger);
 
       server.script(answer("Again."));
-      const next = await run({ tools: [tool("read")], messages: [...first.messages, { role: "user", content: "And the other folder?" }], ledger: first.ledger });
+      const next = await run({
+        tools: [tool("read")],
+        messages: [...first.messages, { role: "user", content: "And the other folder?" }],
+        ledger: first.ledger,
+      });
       expect(next.ledger.slice(0, 3)).toEqual(first.ledger);
       expect(next.ledger[3]!.through).toBe(first.messages.length);
       // The first request of a run cannot be known to have only appended: a new epoch.
@@ -1744,7 +1831,12 @@ describe("side tasks on an endpoint of their own", () => {
           preselect: true,
           compact: true,
         });
-        expect(side.chatBodies().map((body) => body.model).sort()).toEqual(["folder", "picker"]);
+        expect(
+          side
+            .chatBodies()
+            .map((body) => body.model)
+            .sort(),
+        ).toEqual(["folder", "picker"]);
         expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
         expect(result.preselected).toEqual(["search"]);
         expect(String(result.messages[0]!.content)).toContain("Two questions.");
@@ -1784,7 +1876,12 @@ describe("runAgentLoop: a server fault inside the stream", () => {
     await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
       server.script(calls(["read", { path: "a" }]), faultAfter("I will"), answer("All tidy."));
       const notices: string[] = [];
-      const result = await run({ config: { ...config, maxRetries: 1 }, tools: [tool("read")], sleep: async () => undefined, onNotice: (text) => notices.push(text) });
+      const result = await run({
+        config: { ...config, maxRetries: 1 },
+        tools: [tool("read")],
+        sleep: async () => undefined,
+        onNotice: (text) => notices.push(text),
+      });
       expect(result.turn.content).toBe("All tidy.");
       expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
       expect(result.messages.some((message) => typeof message.content === "string" && message.content.includes("I will"))).toBe(false);
@@ -1850,7 +1947,9 @@ describe("arguments checked against the tool's schema", () => {
       });
       expect(seen).toEqual([{ path: "a", count: 2 }]);
       const said = (id: string) => (result.messages.find((message) => message.role === "tool" && message.tool_call_id === id) as { content: string }).content;
-      expect(said("w")).toBe("The arguments for note do not match its parameters, so it was not run:\n- path: must be string\nCall it again with arguments that match its parameters.");
+      expect(said("w")).toBe(
+        "The arguments for note do not match its parameters, so it was not run:\n- path: must be string\nCall it again with arguments that match its parameters.",
+      );
       expect(said("m")).toContain("- path: is required");
       expect(said("x")).toContain("- colour: is not a parameter here");
       expect(said("ok")).toBe("noted");
@@ -1880,7 +1979,10 @@ describe("arguments checked against the tool's schema", () => {
     await withLoop({ profile: "openai" }, async ({ server, run }) => {
       const original: ToolDefinition = {
         type: "function",
-        function: { name: "tag", parameters: { type: "object", properties: { name: { type: "string", minLength: 3 }, colour: { type: "string" } }, required: ["name"] } },
+        function: {
+          name: "tag",
+          parameters: { type: "object", properties: { name: { type: "string", minLength: 3 }, colour: { type: "string" } }, required: ["name"] },
+        },
       };
       const [strict] = sanitizeTools([original]);
       // The strict rewrite keeps minLength only as a note in the description.
@@ -1924,7 +2026,14 @@ describe("arguments checked against the tool's schema", () => {
     await withLoop({}, async ({ server, run, events }) => {
       const tuple: ToolDefinition = {
         type: "function",
-        function: { name: "pair", parameters: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { at: { type: "array", items: [{ type: "number" }, { type: "number" }] } } } },
+        function: {
+          name: "pair",
+          parameters: {
+            $schema: "http://json-schema.org/draft-07/schema#",
+            type: "object",
+            properties: { at: { type: "array", items: [{ type: "number" }, { type: "number" }] } },
+          },
+        },
       };
       const seen: unknown[] = [];
       server.script(calls(["pair", { at: [1, 2] }]), calls(["pair", { at: "x" }]), answer());

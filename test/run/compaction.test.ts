@@ -75,7 +75,10 @@ describe("pruneToolResults", () => {
   it("never clears a proxied load result that carries definitions, however old", () => {
     const definitions = [
       "Loaded 1 tool.",
-      formatDefinitionLine({ type: "function", function: { name: "grep", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } } }),
+      formatDefinitionLine({
+        type: "function",
+        function: { name: "grep", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } },
+      }),
       "x".repeat(2_000),
     ].join("\n");
     const messages = [{ role: "user", content: "go" }, call("l", "load_tools"), result("l", definitions), ...conversation(6, 500, [])] as Message[];
@@ -377,7 +380,13 @@ describe("compaction hooks", () => {
         log.push("summary");
         return "s";
       },
-      { hooks: { run: runner([{ hook: "keeper", ok: true, veto: true, note: "keep it" }], log, gate), context: { session: { id: "s1" } }, onNote: (note) => notes.push(note) } },
+      {
+        hooks: {
+          run: runner([{ hook: "keeper", ok: true, veto: true, note: "keep it" }], log, gate),
+          context: { session: { id: "s1" } },
+          onNote: (note) => notes.push(note),
+        },
+      },
     );
     expect(fold?.summary).toBe("s");
     expect(log).toEqual(["hook beforeCompact", "summary"]);
@@ -395,7 +404,13 @@ describe("compaction hooks", () => {
       return "s";
     };
     const hooks = {
-      run: runner([{ hook: "audit", ok: true }, { hook: "keeper", ok: true, veto: true, note: "mid-task" }], log),
+      run: runner(
+        [
+          { hook: "audit", ok: true },
+          { hook: "keeper", ok: true, veto: true, note: "mid-task" },
+        ],
+        log,
+      ),
       context: { session: { id: "s1" } },
       onNote: (note: string) => notes.push(note),
       honourVeto: true,

@@ -27,7 +27,10 @@ describe("defineTool", () => {
     const plain = defineTool({ name: "plain", parameters: { type: "object", properties: { path: { type: "string" } } }, execute: () => "ok" });
     expect(argumentsChecked(typed.definition)).toBe(true);
     expect(argumentsChecked(plain.definition)).toBe(false);
-    expect(JSON.parse(JSON.stringify(typed.definition))).toEqual({ type: "function", function: { name: "typed", parameters: expect.objectContaining({ type: "object" }) } });
+    expect(JSON.parse(JSON.stringify(typed.definition))).toEqual({
+      type: "function",
+      function: { name: "typed", parameters: expect.objectContaining({ type: "object" }) },
+    });
   });
 
   it("declares a zod schema as its input-side JSON Schema, with no $schema key", () => {
@@ -133,7 +136,13 @@ describe("defineTool", () => {
   });
 
   it("lets what execute throws propagate, as a dispatch would", async () => {
-    const tool = defineTool({ name: "boom", parameters: z.object({}), execute: () => { throw new Error("disk full"); } });
+    const tool = defineTool({
+      name: "boom",
+      parameters: z.object({}),
+      execute: () => {
+        throw new Error("disk full");
+      },
+    });
     await expect(tool.run(call("boom", {}), signal)).rejects.toThrow("disk full");
   });
 
@@ -143,12 +152,20 @@ describe("defineTool", () => {
     ["a name past 64 characters", { name: "x".repeat(65), parameters: z.object({}), execute: noop }, /name must be 1 to 64/],
     ["an empty name", { name: "", parameters: z.object({}), execute: noop }, /name must be .*not ""/],
     ["a missing name", { parameters: z.object({}), execute: noop }, /name must be .*not undefined/],
-    ["a description that is not a string", { name: "t", description: 3, parameters: z.object({}), execute: noop }, /defineTool\("t"\): description must be a string, not number 3/],
+    [
+      "a description that is not a string",
+      { name: "t", description: 3, parameters: z.object({}), execute: noop },
+      /defineTool\("t"\): description must be a string, not number 3/,
+    ],
     ["no execute", { name: "t", parameters: z.object({}) }, /defineTool\("t"\): execute must be a function/],
     ["parameters of a string", { name: "t", parameters: z.string(), execute: noop }, /defineTool\("t"\): parameters must describe an object .*"string"/],
     ["a JSON Schema of an array", { name: "t", parameters: { type: "array" }, execute: noop }, /parameters must describe an object/],
     ["no parameters", { name: "t", execute: noop }, /defineTool\("t"\): parameters must be a zod 4 object schema or a JSON Schema object, not undefined/],
-    ["a zod 3 schema", { name: "t", parameters: { _def: { typeName: "ZodObject" }, safeParse: () => ({}) }, execute: noop }, /parameters is a zod 3 schema; pass a zod 4 schema/],
+    [
+      "a zod 3 schema",
+      { name: "t", parameters: { _def: { typeName: "ZodObject" }, safeParse: () => ({}) }, execute: noop },
+      /parameters is a zod 3 schema; pass a zod 4 schema/,
+    ],
   ])("refuses %s with a TypeError naming the field", (_, spec, message) => {
     expect(() => defineTool(spec as never)).toThrow(TypeError);
     expect(() => defineTool(spec as never)).toThrow(message);
@@ -165,20 +182,33 @@ describe("defineTool", () => {
 });
 
 describe("toolset", () => {
-  const sum = defineTool({ name: "add", description: "Adds two numbers.", parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => String(a + b) });
+  const sum = defineTool({
+    name: "add",
+    description: "Adds two numbers.",
+    parameters: z.object({ a: z.number(), b: z.number() }),
+    execute: ({ a, b }) => String(a + b),
+  });
 
   it("makes the tools, a one-server catalogue with one line each, and a dispatch by name", async () => {
     const set = toolset([weather, sum]);
     expect(set.tools.map((tool) => tool.function.name)).toEqual(["get_weather", "add"]);
     expect(set.catalog).toEqual([
-      { name: "tools", tools: [{ name: "get_weather", description: "Today's weather in a city." }, { name: "add", description: "Adds two numbers." }] },
+      {
+        name: "tools",
+        tools: [
+          { name: "get_weather", description: "Today's weather in a city." },
+          { name: "add", description: "Adds two numbers." },
+        ],
+      },
     ]);
     expect(await set.dispatch(call("add", { a: 2, b: 3 }), signal)).toBe("5");
     expect(await set.dispatch(call("get_weather", { city: "Oslo" }), signal)).toBe("Oslo: 21°C for 1 day");
   });
 
   it("names and labels the catalogue's server as told", () => {
-    expect(toolset([sum], { name: "maths", label: "Arithmetic" }).catalog).toEqual([{ name: "maths", label: "Arithmetic", tools: [{ name: "add", description: "Adds two numbers." }] }]);
+    expect(toolset([sum], { name: "maths", label: "Arithmetic" }).catalog).toEqual([
+      { name: "maths", label: "Arithmetic", tools: [{ name: "add", description: "Adds two numbers." }] },
+    ]);
   });
 
   it("spreads into the loop's options as tools, catalog and dispatch", () => {
@@ -196,7 +226,12 @@ describe("toolset", () => {
       caught = error;
     }
     expect(ToolNotFound.is(caught)).toBe(true);
-    expect(caught).toMatchObject({ name: "ToolNotFound", toolName: "subtract", availableTools: ["add"], message: 'There is no tool named "subtract". The tools are: add.' });
+    expect(caught).toMatchObject({
+      name: "ToolNotFound",
+      toolName: "subtract",
+      availableTools: ["add"],
+      message: 'There is no tool named "subtract". The tools are: add.',
+    });
   });
 
   it("takes another toolset's tools after its own, reading them afresh each time", async () => {
@@ -226,7 +261,11 @@ describe("toolset", () => {
   });
 
   it("keeps a name for the earlier entry when a nested toolset offers it again", async () => {
-    const remote: Toolset = { tools: [{ type: "function", function: { name: "add" } }], catalog: [{ name: "remote", tools: [{ name: "add" }] }], dispatch: () => "remote add" };
+    const remote: Toolset = {
+      tools: [{ type: "function", function: { name: "add" } }],
+      catalog: [{ name: "remote", tools: [{ name: "add" }] }],
+      dispatch: () => "remote add",
+    };
     const set = toolset([sum, remote]);
     expect(set.tools).toEqual([sum.definition]);
     expect(set.catalog).toEqual([{ name: "tools", tools: [{ name: "add", description: "Adds two numbers." }] }]);

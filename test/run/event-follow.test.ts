@@ -60,7 +60,10 @@ describe("watch on a runtime with a backend", () => {
     const memory = createRuntime();
     memory.configureEvents({ maxEvents: 5, trimSlack: 1 });
     const hub = sharedHub();
-    hub.lose("r", Array.from({ length: 16 }, (_, index) => index + 1));
+    hub.lose(
+      "r",
+      Array.from({ length: 16 }, (_, index) => index + 1),
+    );
     const [a, b] = [createRuntime({ backend: hub.replica() }), createRuntime({ backend: hub.replica() })];
     for (let index = 1; index <= 20; index += 1) {
       memory.emit("r", { kind: "output", text: `t${index}` });

@@ -2,19 +2,7 @@ import { readFileSync } from "node:fs";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  configureEvents,
-  emit,
-  emitIn,
-  endRun,
-  fold,
-  history,
-  historyIn,
-  resetEvents,
-  runMetrics,
-  watch,
-  type RunEvent,
-} from "../../src/run/events.js";
+import { configureEvents, emit, emitIn, endRun, fold, history, historyIn, resetEvents, runMetrics, watch, type RunEvent } from "../../src/run/events.js";
 import { clearState, createState } from "../../src/state/state.js";
 
 afterEach(() => {
@@ -474,8 +462,7 @@ interface EventLog {
   events: RunEvent[];
 }
 
-const log = (name: string): EventLog =>
-  JSON.parse(readFileSync(new URL(`../fixtures/event-logs/${name}.json`, import.meta.url), "utf8")) as EventLog;
+const log = (name: string): EventLog => JSON.parse(readFileSync(new URL(`../fixtures/event-logs/${name}.json`, import.meta.url), "utf8")) as EventLog;
 
 describe("runMetrics", () => {
   it("adds up a llama.cpp run field by field", () => {

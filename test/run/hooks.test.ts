@@ -157,11 +157,16 @@ describe("gather", () => {
 
   it("survives an onNote that throws", async () => {
     const { run } = runnerOf({ beforeTurn: [{ hook: "x", ok: false, error: "no" }] });
-    const gathered = await gather(run, "beforeTurn", {}, {
-      onNote: () => {
-        throw new Error("listener");
+    const gathered = await gather(
+      run,
+      "beforeTurn",
+      {},
+      {
+        onNote: () => {
+          throw new Error("listener");
+        },
       },
-    });
+    );
     expect(gathered.notes).toHaveLength(1);
   });
 
@@ -322,7 +327,15 @@ describe("withContext", () => {
   });
 
   it("puts the lead in a text part ahead of a question made of parts", () => {
-    const parts: Message[] = [{ role: "user", content: [{ type: "text", text: "Describe this." }, { type: "image_url", image_url: { url: "data:," } }] }];
+    const parts: Message[] = [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Describe this." },
+          { type: "image_url", image_url: { url: "data:," } },
+        ],
+      },
+    ];
     expect(withContext(parts, 0, context, "")[0]?.content).toEqual([
       { type: "text", text: `${context}\n\n` },
       { type: "text", text: "Describe this." },
@@ -331,7 +344,13 @@ describe("withContext", () => {
   });
 
   it("hands back a plain copy for empty context, an index that is not a user message, or one out of range", () => {
-    for (const [index, text] of [[1, ""], [0, context], [5, context], [-1, context], [0.5, context]] as const) {
+    for (const [index, text] of [
+      [1, ""],
+      [0, context],
+      [5, context],
+      [-1, context],
+      [0.5, context],
+    ] as const) {
       const request = withContext(messages, index, text);
       expect(request).not.toBe(messages);
       expect(request).toEqual(messages);
@@ -388,14 +407,40 @@ describe("untrusted", () => {
 
   it("never lets the text close or open the fence, whatever the text", () => {
     const tricky = fc.constantFrom(
-      "<", "＜", "﹤", "\u226e", "/", "／", " ", "\n", "\u200b", "\u00ad", "\u0338", "\u0301",
-      "untrusted", "UNTRUSTED", "ｕｎｔｒｕｓｔｅｄ", "un", "trusted", "ﬆ", ">", "&lt;", "</untrusted>",
+      "<",
+      "＜",
+      "﹤",
+      "\u226e",
+      "/",
+      "／",
+      " ",
+      "\n",
+      "\u200b",
+      "\u00ad",
+      "\u0338",
+      "\u0301",
+      "untrusted",
+      "UNTRUSTED",
+      "ｕｎｔｒｕｓｔｅｄ",
+      "un",
+      "trusted",
+      "ﬆ",
+      ">",
+      "&lt;",
+      "</untrusted>",
     );
-    const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.array(tricky, { maxLength: 24 }).map((parts) => parts.join("")), fc.string({ unit: "binary" }));
+    const text = fc.oneof(
+      fc.string({ unit: "grapheme" }),
+      fc.array(tricky, { maxLength: 24 }).map((parts) => parts.join("")),
+      fc.string({ unit: "binary" }),
+    );
     fc.assert(
       fc.property(text, fc.option(fc.string(), { nil: undefined }), (input, source) => {
         const fenced = untrusted(input, source === undefined ? {} : { source });
-        const seen = fenced.normalize("NFKD").replace(/[\p{M}\p{Cf}]/gu, "").toLowerCase();
+        const seen = fenced
+          .normalize("NFKD")
+          .replace(/[\p{M}\p{Cf}]/gu, "")
+          .toLowerCase();
         const tags = [...seen.matchAll(/<[\s/]*untrusted/gu)];
         expect(tags.map((tag) => tag.index)).toEqual([0, seen.lastIndexOf("</untrusted>")]);
         expect(seen.endsWith("</untrusted>")).toBe(true);
@@ -411,7 +456,10 @@ describe("untrusted on adversarial shapes, as the bench times them", () => {
       fc.property(fc.integer({ min: 1, max: 6_000 }), (bytes) => {
         const text = shape.build(bytes);
         const fenced = untrusted(text);
-        const seen = fenced.normalize("NFKD").replace(/[\p{M}\p{Cf}]/gu, "").toLowerCase();
+        const seen = fenced
+          .normalize("NFKD")
+          .replace(/[\p{M}\p{Cf}]/gu, "")
+          .toLowerCase();
         expect([...seen.matchAll(/<[\s/]*untrusted/gu)].map((tag) => tag.index)).toEqual([0, seen.lastIndexOf("</untrusted>")]);
         // Only the characters that read as < change: taking the escapes back out gives the text as it was.
         const lessThan = (written: string) => written.replaceAll("&lt;", "<").replace(/[\uFF1C\uFE64\u226E]/gu, "<");
@@ -429,7 +477,13 @@ describe("turnMessages", () => {
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "search", arguments: "{}" } }] },
     { role: "tool", tool_call_id: "c1", content: "[results]" },
     { role: "assistant", content: "  Lisbon in May.  " },
-    { role: "user", content: [{ type: "text", text: "And " }, { type: "text", text: "hotels?" }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "And " },
+        { type: "text", text: "hotels?" },
+      ],
+    },
     { role: "assistant", content: "   " },
   ];
 

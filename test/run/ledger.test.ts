@@ -2,15 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Message, ToolDefinition } from "../../src/shapes/config.js";
 import { planCompaction, pruneToolResults } from "../../src/run/compaction.js";
-import {
-  LedgerMismatch,
-  estimateFrom,
-  rebaseLedger,
-  recordRequest,
-  tokensBetween,
-  type LedgerEntry,
-  type LedgerRequest,
-} from "../../src/run/ledger.js";
+import { LedgerMismatch, estimateFrom, rebaseLedger, recordRequest, tokensBetween, type LedgerEntry, type LedgerRequest } from "../../src/run/ledger.js";
 import { startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
 import type { PromptCounter } from "../support/endpoint.js";
 
@@ -264,7 +256,11 @@ describe("a scripted 20-step run against the loopback endpoint", () => {
     expect(pairs).toBeGreaterThanOrEqual(90);
 
     // What no pair covers: the head of the run, the group across the epoch's end, and what has not been sent.
-    const pending: Message[] = [{ role: "user", content: `Question ${question}: ${prose(4)}` }, call("p", "search", '{"q":"ledger"}'), result("p", json(12) + code(4))];
+    const pending: Message[] = [
+      { role: "user", content: `Question ${question}: ${prose(4)}` },
+      call("p", "search", '{"q":"ledger"}'),
+      result("p", json(12) + code(4)),
+    ];
     const all = [...messages, ...pending];
     const within = (from: number, to: number): void => {
       const estimated = tokensBetween(ledger, from, to, all);

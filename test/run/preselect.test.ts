@@ -170,7 +170,11 @@ describe("preselectByKeywords", () => {
 
   it("reads the server's label beside the tool's own words", () => {
     const { tools } = preselectByKeywordsIn(createState(), desktopCatalog(), "on GitHub, what is there");
-    expect(tools.slice(0, 6).sort()).toEqual(desktopCatalog()[1]!.tools.map((tool) => tool.name).sort());
+    expect(tools.slice(0, 6).sort()).toEqual(
+      desktopCatalog()[1]!
+        .tools.map((tool) => tool.name)
+        .sort(),
+    );
   });
 
   it("is confident when a distinctive match stands well clear of everything the cap left out", () => {
@@ -426,9 +430,12 @@ describe("preselect", () => {
 
   it("answers an empty list and a notice when the side task fails, answers nothing or answers junk", async () => {
     const cases: [unknown | (() => unknown), RegExp][] = [
-      [() => {
-        throw new Error("connect ECONNREFUSED");
-      }, /failed \(connect ECONNREFUSED\)/],
+      [
+        () => {
+          throw new Error("connect ECONNREFUSED");
+        },
+        /failed \(connect ECONNREFUSED\)/,
+      ],
       [undefined, /no readable answer/],
       [{ pick: "fetch" }, /unexpected shape/],
       [{ tools: ["rm_rf"] }, /named no catalogued tool/],
@@ -532,9 +539,9 @@ describe("preselect against the loopback endpoint", () => {
       server.script(turn({ content: '{"tools":["fetch"]}' }));
       const controller = new AbortController();
       controller.abort(new Error("stopped by the host"));
-      await expect(
-        preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "fetch a page", { signal: controller.signal }),
-      ).rejects.toThrow("stopped by the host");
+      await expect(preselectIn(state, { baseUrl: server.baseUrl }, "small", desktopCatalog(), "fetch a page", { signal: controller.signal })).rejects.toThrow(
+        "stopped by the host",
+      );
     });
   });
 });
@@ -620,7 +627,11 @@ const PINNED: Record<string, { digest: string; sample: { id: string; top: string
   toollens: {
     digest: "1d9129da97a7863f7fe663a622eba45186d8ddfb946e0ce58fa2056fe1613595",
     sample: [
-      { id: "1875", top: ["Latest (retrieve XAU, XAG, PA, PL, EUR, GBP, USD)", "Today's International Current Affairs", "/v1/convertcurrency"], confident: false },
+      {
+        id: "1875",
+        top: ["Latest (retrieve XAU, XAG, PA, PL, EUR, GBP, USD)", "Today's International Current Affairs", "/v1/convertcurrency"],
+        confident: false,
+      },
       { id: "18482", top: ["Macronutrient Distribution", "All Desserts Data", "getHospitalsByName"], confident: false },
     ],
   },

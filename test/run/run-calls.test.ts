@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { ToolCall, ToolMessage } from "../../src/shapes/config.js";
-import {
-  STOPPED_BEFORE_CALL,
-  STOPPED_DURING_CALL,
-  preview,
-  readCalls,
-  readToolResult,
-  runCalls,
-  type Dispatch,
-} from "../../src/run/run-calls.js";
+import { STOPPED_BEFORE_CALL, STOPPED_DURING_CALL, preview, readCalls, readToolResult, runCalls, type Dispatch } from "../../src/run/run-calls.js";
 import type { ToolCallRequest, ToolCallResult } from "../../src/text/tool-calls.js";
 import { validateTranscript } from "../support/transcript.js";
 
@@ -147,12 +139,9 @@ describe("runCalls", () => {
 
   it("reads non-string results, MCP-shaped results and rejections that are not Errors", async () => {
     const values: unknown[] = [{ a: 1 }, { content: [{ type: "text", text: "boom" }], isError: true }, undefined, 42];
-    const run = await runCalls(
-      readCalls(values.map((_, index) => call(`${index}`, `t${index}`, "{}")).concat(call("r", "reject", "{}"))),
-      {
-        dispatch: ({ name }) => (name === "reject" ? Promise.reject({ error: { message: "pool gone" } }) : values[Number(name.slice(1))]),
-      },
-    );
+    const run = await runCalls(readCalls(values.map((_, index) => call(`${index}`, `t${index}`, "{}")).concat(call("r", "reject", "{}"))), {
+      dispatch: ({ name }) => (name === "reject" ? Promise.reject({ error: { message: "pool gone" } }) : values[Number(name.slice(1))]),
+    });
     expect(run.outcomes.map((outcome) => [outcome.ok, outcome.content])).toEqual([
       [true, '{"a":1}'],
       [false, "boom"],
@@ -235,7 +224,14 @@ describe("runCalls", () => {
   it("leaves a valid transcript whatever the tools do", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ name: fc.constantFrom("a", "b", "c"), args: fc.constantFrom("{}", '{"x":1}', "junk", ""), fate: fc.constantFrom("ok", "throw", "reject", "object") }), { minLength: 1, maxLength: 6 }),
+        fc.array(
+          fc.record({
+            name: fc.constantFrom("a", "b", "c"),
+            args: fc.constantFrom("{}", '{"x":1}', "junk", ""),
+            fate: fc.constantFrom("ok", "throw", "reject", "object"),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
         fc.boolean(),
         async (specs, parallel) => {
           const calls = specs.map((spec, index) => call(`c${index}`, spec.name, spec.args));
@@ -275,7 +271,12 @@ describe("preview", () => {
 
 describe("readToolResult", () => {
   it("joins text parts and marks an MCP error result failed", () => {
-    expect(readToolResult([{ type: "text", text: "a" }, { type: "text", text: "b" }])).toEqual({ ok: true, content: "a\nb" });
+    expect(
+      readToolResult([
+        { type: "text", text: "a" },
+        { type: "text", text: "b" },
+      ]),
+    ).toEqual({ ok: true, content: "a\nb" });
     expect(readToolResult({ content: "x", isError: true })).toEqual({ ok: false, content: "x" });
   });
 });

@@ -20,7 +20,14 @@ import {
 } from "../../src/run/tool-loading.js";
 
 const catalog: CatalogServer[] = [
-  { name: "files", label: "Local files", tools: [{ name: "write_file", description: "Write a file" }, { name: "read_file", description: "Read a file\nmore" }] },
+  {
+    name: "files",
+    label: "Local files",
+    tools: [
+      { name: "write_file", description: "Write a file" },
+      { name: "read_file", description: "Read a file\nmore" },
+    ],
+  },
   { name: "web", tools: [{ name: "fetch", description: "Fetch a page" }] },
 ];
 
@@ -57,7 +64,10 @@ describe("describeCatalog", () => {
 
   it("is empty for no catalogue, and never throws on junk", () => {
     expect(describeCatalog([])).toBe("");
-    fc.assert(fc.property(fc.anything(), (junk) => typeof describeCatalog(junk as CatalogServer[]) === "string"), { numRuns: 100 });
+    fc.assert(
+      fc.property(fc.anything(), (junk) => typeof describeCatalog(junk as CatalogServer[]) === "string"),
+      { numRuns: 100 },
+    );
   });
 });
 
@@ -137,7 +147,12 @@ describe("proxyLoadResult", () => {
 
   it("is read back by definedTools", () => {
     const text = proxyLoadResult(expandNames({ names: ["fetch", "read_file"] }, catalog), tools);
-    expect(definedTools([{ role: "user", content: "{" }, { role: "tool", tool_call_id: "a", content: text }])).toEqual(["fetch", "read_file"]);
+    expect(
+      definedTools([
+        { role: "user", content: "{" },
+        { role: "tool", tool_call_id: "a", content: text },
+      ]),
+    ).toEqual(["fetch", "read_file"]);
   });
 });
 

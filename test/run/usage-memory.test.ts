@@ -120,17 +120,20 @@ describe("recordUsage", () => {
 
   it("never throws on junk, and keeps what it records within the caps", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.anything()), fc.oneof(fc.array(fc.string()), fc.anything()))), (calls) => {
-        const memory = createUsageMemory({ maxRequests: 4 });
-        for (const [request, used] of calls) recordUsage(memory, request as string, used as string[]);
-        expect(memory.size).toBeLessThanOrEqual(4);
-        for (const kept of rememberedRequests(memory)) {
-          expect(kept.terms.length).toBeGreaterThan(0);
-          expect(kept.terms.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TERMS);
-          expect(kept.tools.length).toBeGreaterThan(0);
-          expect(kept.tools.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TOOLS);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.anything()), fc.oneof(fc.array(fc.string()), fc.anything()))),
+        (calls) => {
+          const memory = createUsageMemory({ maxRequests: 4 });
+          for (const [request, used] of calls) recordUsage(memory, request as string, used as string[]);
+          expect(memory.size).toBeLessThanOrEqual(4);
+          for (const kept of rememberedRequests(memory)) {
+            expect(kept.terms.length).toBeGreaterThan(0);
+            expect(kept.terms.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TERMS);
+            expect(kept.tools.length).toBeGreaterThan(0);
+            expect(kept.tools.length).toBeLessThanOrEqual(USAGE_MEMORY_MAX_TOOLS);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
     expect(recordUsage(Object.freeze({ ...createUsageMemory(), ring: Object.freeze([]) }) as UsageMemory, "read the file", ["read_file"])).toBe(false);
@@ -157,7 +160,15 @@ describe("recordUsage", () => {
     expect(memory.size).toBe(4);
     expect(memory.live).toBe(4);
     expect(memory.names.length).toBeLessThanOrEqual(2 * memory.live + 64);
-    const catalog: CatalogServer[] = [{ name: "zoo", tools: [{ name: "tool_1999", description: "" }, { name: "tool_5", description: "" }] }];
+    const catalog: CatalogServer[] = [
+      {
+        name: "zoo",
+        tools: [
+          { name: "tool_1999", description: "" },
+          { name: "tool_5", description: "" },
+        ],
+      },
+    ];
     expect(preselectByKeywords(catalog, "zebras", { memory }).tools).toEqual(["tool_1999"]);
   });
 });
@@ -181,7 +192,25 @@ describe("preselectByKeywords with a usage memory", () => {
     const catalog = desktopCatalog();
     const state = createState();
     const empty = createUsageMemory();
-    const vocabulary = ["file", "files", "read", "issue", "repository", "fork", "weather", "city", "events", "search", "web", "move", "the", "a", "zebra", "创建", "calendar"];
+    const vocabulary = [
+      "file",
+      "files",
+      "read",
+      "issue",
+      "repository",
+      "fork",
+      "weather",
+      "city",
+      "events",
+      "search",
+      "web",
+      "move",
+      "the",
+      "a",
+      "zebra",
+      "创建",
+      "calendar",
+    ];
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.constantFrom(...vocabulary), fc.string()), { maxLength: 8 }), (words) => {
         const request = words.join(" ");
@@ -219,7 +248,13 @@ describe("preselectByKeywords with a usage memory", () => {
   it("gives a name that two servers list the memory's words on both", () => {
     const catalog: CatalogServer[] = [
       { name: "a", tools: [{ name: "search", description: "Search documents." }] },
-      { name: "b", tools: [{ name: "search", description: "Search tickets." }, { name: "close", description: "Close a ticket." }] },
+      {
+        name: "b",
+        tools: [
+          { name: "search", description: "Search tickets." },
+          { name: "close", description: "Close a ticket." },
+        ],
+      },
     ];
     const memory = memoryWith([["where is the quarterly report", ["search"]]]);
     const ranked = preselectByKeywords(catalog, "quarterly report", { memory });
@@ -240,7 +275,9 @@ describe("preselectByKeywords with a usage memory", () => {
   it("never throws on a memory that is not one, and ranks as without it", () => {
     const catalog = desktopCatalog();
     for (const memory of [null, 3, "memory", {}, { size: 4 }, []]) {
-      expect(preselectByKeywords(catalog, "read the file", { memory: memory as unknown as UsageMemory })).toEqual(preselectByKeywords(catalog, "read the file"));
+      expect(preselectByKeywords(catalog, "read the file", { memory: memory as unknown as UsageMemory })).toEqual(
+        preselectByKeywords(catalog, "read the file"),
+      );
     }
   });
 });
@@ -375,7 +412,9 @@ describe("runAgentLoop with a usage memory", () => {
   const tools = desktopCatalog().flatMap((server) => server.tools.map((entry) => tool(entry.name, entry.description ?? "")));
   const question = (content: string): Message[] => [{ role: "user", content }];
 
-  async function withLoop(body: (server: EndpointServer, run: (options: Partial<AgentLoopOptions>) => ReturnType<typeof runAgentLoopIn>, state: RuntimeState) => Promise<void>): Promise<void> {
+  async function withLoop(
+    body: (server: EndpointServer, run: (options: Partial<AgentLoopOptions>) => ReturnType<typeof runAgentLoopIn>, state: RuntimeState) => Promise<void>,
+  ): Promise<void> {
     const server = await startEndpoint({});
     const state = createState();
     try {
@@ -413,9 +452,9 @@ describe("runAgentLoop with a usage memory", () => {
       server.script(turn({ content: "No tools needed." }));
       await run({ usageMemory: memory });
       server.script(turn({ toolCalls: [{ name: "fetch", arguments: {}, id: "c1" }] }), turn({ toolCalls: [{ name: "fetch", arguments: {}, id: "c2" }] }));
-      await expect(run({ usageMemory: memory, config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 1, maxRetries: 0 } })).rejects.toBeInstanceOf(
-        ToolIterationLimit,
-      );
+      await expect(
+        run({ usageMemory: memory, config: { baseUrl: server.baseUrl, model: "loopback-model", maxToolIterations: 1, maxRetries: 0 } }),
+      ).rejects.toBeInstanceOf(ToolIterationLimit);
       expect(memory.size).toBe(0);
     });
   });
@@ -423,7 +462,9 @@ describe("runAgentLoop with a usage memory", () => {
   it("has the loop's own preselection read it, settling the shortlist without asking the small model", async () => {
     await withLoop(async (server, run, state) => {
       const catalog = desktopCatalog();
-      const memory = memoryWith(Array.from({ length: 30 }, (_, index) => [`morning briefing of headlines ${index}`, ["brave-web-search"]] as [string, string[]]));
+      const memory = memoryWith(
+        Array.from({ length: 30 }, (_, index) => [`morning briefing of headlines ${index}`, ["brave-web-search"]] as [string, string[]]),
+      );
       const prompt = "my morning briefing of headlines";
       expect(preselectByKeywordsIn(state, catalog, prompt, { memory }).confident).toBe(true);
       expect(preselectByKeywordsIn(state, catalog, prompt).confident).toBe(false);

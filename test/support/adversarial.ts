@@ -92,9 +92,15 @@ export const SPEC_SHAPES: readonly Shape<Document>[] = [
   doc("a ${ run in extraBody", (bytes) => ({ spec: SPEC, model: { extraBody: { a: fill("${", bytes) } } })),
   doc("distinct tools.servers", (bytes) => ({ spec: SPEC, tools: { servers: Array.from({ length: units("s0000,", bytes) }, (_, i) => `s${i}`) } })),
   doc("repeated tools.servers", (bytes) => ({ spec: SPEC, tools: { servers: Array.from({ length: units("s0000,", bytes) }, () => "s") } })),
-  doc("many prompt entries", (bytes) => ({ spec: SPEC, prompt: Array.from({ length: units('{"id":"p0000","text":"t"},', bytes) }, (_, i) => ({ id: `p${i}`, text: "t" })) })),
+  doc("many prompt entries", (bytes) => ({
+    spec: SPEC,
+    prompt: Array.from({ length: units('{"id":"p0000","text":"t"},', bytes) }, (_, i) => ({ id: `p${i}`, text: "t" })),
+  })),
   doc("many requires entries", (bytes) => ({ spec: SPEC, requires: Array.from({ length: units('"tools",', bytes) }, () => "tools") })),
-  doc("credential-named keys in extraBody", (bytes) => ({ spec: SPEC, model: { extraBody: Object.fromEntries(Array.from({ length: units('"k0000_api_key":1,', bytes) }, (_, i) => [`k${i}_api_key`, 1])) } })),
+  doc("credential-named keys in extraBody", (bytes) => ({
+    spec: SPEC,
+    model: { extraBody: Object.fromEntries(Array.from({ length: units('"k0000_api_key":1,', bytes) }, (_, i) => [`k${i}_api_key`, 1])) },
+  })),
   doc("a long query string in a task URL", (bytes) => ({ spec: SPEC, tasks: { t: { baseUrl: fill("a=b&", bytes, "http://h/v1?") } } })),
   doc("bundled servers with flag-dense args", (bytes) => ({
     spec: SPEC,
@@ -111,7 +117,11 @@ export const SECRET_SHAPES: readonly Shape<Document>[] = [
   doc("a URL with a long path", (bytes) => ({ url: fill("/seg", bytes, "https://h") })),
   doc("a URL with a long fragment", (bytes) => ({ url: fill("a=b&", bytes, "https://h/#") })),
   doc("a command with many words", (bytes) => ({ bundle: { mcpServers: [{ name: "s", command: fill("run --x ", bytes) }] } })),
-  doc("header-shaped args", (bytes) => ({ bundle: { mcpServers: [{ name: "s", command: "x", args: Array.from({ length: units('"--header","X: y",', bytes) }, (_, i) => (i % 2 ? "X: y" : "--header")) }] } })),
+  doc("header-shaped args", (bytes) => ({
+    bundle: {
+      mcpServers: [{ name: "s", command: "x", args: Array.from({ length: units('"--header","X: y",', bytes) }, (_, i) => (i % 2 ? "X: y" : "--header")) }],
+    },
+  })),
   doc("deeply nested arrays", (bytes) => {
     const depth = Math.max(1, Math.floor(bytes / 2));
     return JSON.parse(`{"a":${"[".repeat(depth)}${"]".repeat(depth)}}`) as Document;

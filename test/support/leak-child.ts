@@ -39,12 +39,19 @@ const endpoint = await startEndpoint({
     const messages = (request.body as { messages?: Array<{ role: string }> }).messages ?? [];
     return messages.at(-1)?.role === "tool"
       ? turn({ content: "done" })
-      : turn({ toolCalls: [{ name: "look", arguments: { q: "x" } }, { name: "look", arguments: { q: "y" } }] });
+      : turn({
+          toolCalls: [
+            { name: "look", arguments: { q: "x" } },
+            { name: "look", arguments: { q: "y" } },
+          ],
+        });
   },
 });
 const runtime = createRuntime();
 const question = "q".repeat(input.questionChars);
-const tools = [{ type: "function" as const, function: { name: "look", description: "Looks.", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+const tools = [
+  { type: "function" as const, function: { name: "look", description: "Looks.", parameters: { type: "object", properties: { q: { type: "string" } } } } },
+];
 
 async function runMany(count: number): Promise<void> {
   for (let index = 0; index < count; index += 1) {

@@ -108,7 +108,10 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 function lastLine(text: string): string {
-  const lines = text.trim().split("\n").filter((line) => line.trim() !== "");
+  const lines = text
+    .trim()
+    .split("\n")
+    .filter((line) => line.trim() !== "");
   return lines[lines.length - 1]?.trim() ?? "(no output)";
 }
 
@@ -163,7 +166,9 @@ async function launch(binary: string, modelFile: string, port: number, options: 
   const orphanGuard = () => child.kill("SIGKILL");
   process.once("exit", orphanGuard);
   child.once("exit", () => process.removeListener("exit", orphanGuard));
-  const spawnError = new Promise<never>((_, reject) => child.once("error", (error) => reject(new Error(`llama-server could not be started: ${error.message}`))));
+  const spawnError = new Promise<never>((_, reject) =>
+    child.once("error", (error) => reject(new Error(`llama-server could not be started: ${error.message}`))),
+  );
   const origin = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.readyMs ?? 20_000);
   try {
@@ -173,7 +178,10 @@ async function launch(binary: string, modelFile: string, port: number, options: 
       }
       if (Date.now() > deadline) throw new Error(`llama-server was not ready within ${options.readyMs ?? 20_000} ms: ${lastLine(output)}`);
       const ready = await Promise.race([
-        fetch(`${origin}/health`, { signal: AbortSignal.timeout(1_000) }).then((response) => response.status === 200, () => false),
+        fetch(`${origin}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+          (response) => response.status === 200,
+          () => false,
+        ),
         spawnError,
       ]);
       if (ready) break;

@@ -14,14 +14,16 @@ export function disagreements(report: ProbeReport): string[] {
   const status = (capability: string) => report.findings.find((finding) => finding.capability === capability)?.status;
   const out: string[] = [];
   const check = (capability: string, rowSays: boolean, snapshotSays: boolean, what: string) => {
-    if (rowSays !== snapshotSays) out.push(`${capability}: the table says ${status(capability) ?? "nothing"}, the snapshot ${snapshotSays ? "has" : "does not have"} ${what}`);
+    if (rowSays !== snapshotSays)
+      out.push(`${capability}: the table says ${status(capability) ?? "nothing"}, the snapshot ${snapshotSays ? "has" : "does not have"} ${what}`);
   };
   const grammar = entry?.grammarConstrained === true;
   check("usageInStream", status("usageInStream") === "refused", entry?.usageInStream === false, "usageInStream: false");
   check("grammar", status("grammar") === "supported", grammar, "grammarConstrained: true");
   check("strictSchemas", status("strictSchemas") === "ignored", grammar, "grammarConstrained: true");
   check("strictSchemas", status("strictSchemas") === "refused", entry?.strictSchemas === false && !grammar, "strictSchemas: false without grammarConstrained");
-  if (status("strictSchemas") === "supported" && entry?.strictSchemas === false) out.push("strictSchemas: the table says supported, the snapshot has strictSchemas: false");
+  if (status("strictSchemas") === "supported" && entry?.strictSchemas === false)
+    out.push("strictSchemas: the table says supported, the snapshot has strictSchemas: false");
   check("maxTokens", status("maxTokens") === "refused", model.legacyTokenLimit === false, "legacyTokenLimit: false");
   check("temperature", status("temperature") === "refused", model.chosenTemperature === false, "chosenTemperature: false");
   check("reasoningEffort", status("reasoningEffort") === "refused", model.reasoningEffort === false, "reasoningEffort: false");

@@ -32,7 +32,13 @@ async function run(request: Request): Promise<unknown> {
   const runtime = ready();
   const runId = String(request.runId);
   const result = await runtime.runAgentLoop({
-    config: { baseUrl: String(request.baseUrl), model: String(request.model ?? "loopback-model"), maxRetries: 0, maxToolIterations: 4, ...(request.extraBody ? { extraBody: request.extraBody as Record<string, unknown> } : {}) },
+    config: {
+      baseUrl: String(request.baseUrl),
+      model: String(request.model ?? "loopback-model"),
+      maxRetries: 0,
+      maxToolIterations: 4,
+      ...(request.extraBody ? { extraBody: request.extraBody as Record<string, unknown> } : {}),
+    },
     messages: [{ role: "user", content: String(request.question ?? "Say something.") }],
     dispatch: () => "ok",
     onEvent: (event) => runtime.emit(runId, event),
@@ -77,7 +83,7 @@ async function handle(request: Request): Promise<unknown> {
       const runId = String(request.runId);
       const count = Number(request.count);
       const burst = Number(request.burst ?? 1);
-      for (let sent = 0; sent < count; ) {
+      for (let sent = 0; sent < count;) {
         for (const end = Math.min(count, sent + burst); sent < end; sent += 1) runtime.emit(runId, { kind: "output", text: `token ${sent} ` });
         await new Promise((resolve) => setImmediate(resolve));
       }

@@ -16,7 +16,14 @@ import { freePort } from "./llama-server.js";
 
 /** The redis-server binary to run, or undefined where there is none. */
 export function redisBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = [env.AGENT_CORE_REDIS_SERVER, ...(env.PATH ?? "").split(delimiter).filter(Boolean).map((dir) => join(dir, "redis-server")), "/usr/bin/redis-server"];
+  const candidates = [
+    env.AGENT_CORE_REDIS_SERVER,
+    ...(env.PATH ?? "")
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, "redis-server")),
+    "/usr/bin/redis-server",
+  ];
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
@@ -79,7 +86,8 @@ async function launch(binary: string, port: number): Promise<ChildProcess> {
   child.once("exit", () => process.removeListener("exit", orphanGuard));
   const deadline = Date.now() + 10_000;
   while (!(await pings(port))) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server exited before it was ready (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`redis-server exited before it was ready (${child.exitCode ?? child.signalCode})`);
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       await exited(child);

@@ -105,7 +105,8 @@ export function strictModeViolations(schema: unknown): string[] {
     }
     if (typeof node.$ref === "string" || "$ref" in node) {
       const reference = node.$ref;
-      if (typeof reference !== "string" || !resolves(schema, reference)) problems.push(`R8: ${path} refers to ${JSON.stringify(reference)}, which does not resolve`);
+      if (typeof reference !== "string" || !resolves(schema, reference))
+        problems.push(`R8: ${path} refers to ${JSON.stringify(reference)}, which does not resolve`);
       const siblings = Object.keys(node).filter((key) => key !== "$ref");
       if (siblings.length > 0) problems.push(`R8: ${path} has keywords beside $ref: ${siblings.join(", ")}`);
       return;

@@ -41,7 +41,9 @@ export function validateTranscript(messages: unknown): string[] {
       return;
     }
     if (pending.length > 0) {
-      problems.push(`message ${index} (${role}) comes before call${pending.length > 1 ? "s" : ""} ${pending.join(", ")} of message ${callsAt} ${pending.length > 1 ? "are" : "is"} answered`);
+      problems.push(
+        `message ${index} (${role}) comes before call${pending.length > 1 ? "s" : ""} ${pending.join(", ")} of message ${callsAt} ${pending.length > 1 ? "are" : "is"} answered`,
+      );
       pending = [];
     }
     if (role === "assistant") {
@@ -62,7 +64,8 @@ export function validateTranscript(messages: unknown): string[] {
       callsAt = index;
     }
   });
-  if (pending.length > 0) problems.push(`call${pending.length > 1 ? "s" : ""} ${pending.join(", ")} of message ${callsAt} ${pending.length > 1 ? "are" : "is"} never answered`);
+  if (pending.length > 0)
+    problems.push(`call${pending.length > 1 ? "s" : ""} ${pending.join(", ")} of message ${callsAt} ${pending.length > 1 ? "are" : "is"} never answered`);
   return problems;
 }
 
@@ -80,7 +83,7 @@ const text = (maxChars: number): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.string({ maxLength: Math.min(maxChars, 60) }) },
     { weight: 2, arbitrary: fc.nat({ max: maxChars }).map((n) => "x".repeat(n)) },
-    { weight: 1, arbitrary: fc.nat({ max: maxChars }).map((n) => "{\"k\":1}\n".repeat(Math.ceil(n / 8))) },
+    { weight: 1, arbitrary: fc.nat({ max: maxChars }).map((n) => '{"k":1}\n'.repeat(Math.ceil(n / 8))) },
   );
 
 /**

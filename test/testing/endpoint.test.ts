@@ -204,7 +204,15 @@ describe("turn()", () => {
   it("streams role, reasoning, content, tool calls, finish and usage the OpenAI way", async () => {
     const server = await start({ profile: "openai" });
     server.script(
-      turn({ content: "hello world", reasoning: "think", toolCalls: [{ name: "f", arguments: { a: 1 } }, { name: "g", arguments: "{" }], pieces: 2 }),
+      turn({
+        content: "hello world",
+        reasoning: "think",
+        toolCalls: [
+          { name: "f", arguments: { a: 1 } },
+          { name: "g", arguments: "{" },
+        ],
+        pieces: 2,
+      }),
     );
     const list = await events(await post(server, { model: "m", stream: true, stream_options: { include_usage: true }, messages }));
     expect(list[list.length - 1]).toBe("[DONE]");
@@ -218,8 +226,18 @@ describe("turn()", () => {
       [0, "call_0", "f"],
       [1, "call_1", "g"],
     ]);
-    expect(calls.filter((c) => c.index === 0).map((c) => c.function.arguments).join("")).toBe('{"a":1}');
-    expect(calls.filter((c) => c.index === 1).map((c) => c.function.arguments).join("")).toBe("{");
+    expect(
+      calls
+        .filter((c) => c.index === 0)
+        .map((c) => c.function.arguments)
+        .join(""),
+    ).toBe('{"a":1}');
+    expect(
+      calls
+        .filter((c) => c.index === 1)
+        .map((c) => c.function.arguments)
+        .join(""),
+    ).toBe("{");
     const finish = chunks(list).find((c) => c.choices[0]?.finish_reason);
     expect(finish?.choices[0]?.finish_reason).toBe("tool_calls");
     const usageChunk = list[list.length - 2] as Chunk;
@@ -283,7 +301,7 @@ describe("turn()", () => {
       const asked = await events(await post(server, { model: "m", stream: true, stream_options: { include_usage: true }, messages }));
       const all = deltas(bare);
       expect(all.map((d) => d[want.field] ?? "").join("")).toBe("because");
-      expect(all.some((d) => want.field === "reasoning" ? "reasoning_content" in d : "reasoning" in d)).toBe(false);
+      expect(all.some((d) => (want.field === "reasoning" ? "reasoning_content" in d : "reasoning" in d))).toBe(false);
       const opening = all[0] ?? {};
       const contentFree = Object.keys(opening).every((key) => ["role", "content", "refusal"].includes(key)) && !opening.content;
       expect(contentFree).toBe(want.roleFirst);
@@ -293,7 +311,17 @@ describe("turn()", () => {
       if (want.timings) {
         const timings = chunks(asked)[chunks(asked).length - 1]?.timings;
         expect(Object.keys(timings).sort()).toEqual(
-          ["cache_n", "predicted_ms", "predicted_n", "predicted_per_second", "predicted_per_token_ms", "prompt_ms", "prompt_n", "prompt_per_second", "prompt_per_token_ms"].sort(),
+          [
+            "cache_n",
+            "predicted_ms",
+            "predicted_n",
+            "predicted_per_second",
+            "predicted_per_token_ms",
+            "prompt_ms",
+            "prompt_n",
+            "prompt_per_second",
+            "prompt_per_token_ms",
+          ].sort(),
         );
       }
     });
@@ -394,7 +422,13 @@ describe("routes", () => {
   });
 
   it("merges given listing fields over the family's defaults", async () => {
-    const server = await start({ profile: "vllm", models: [{ id: "a", max_model_len: 999 }, { id: "b", extra: true }] });
+    const server = await start({
+      profile: "vllm",
+      models: [
+        { id: "a", max_model_len: 999 },
+        { id: "b", extra: true },
+      ],
+    });
     const data = (await json(await fetch(`${server.baseUrl}/models`))).data;
     expect(data.map((m: any) => [m.id, m.max_model_len, m.extra])).toEqual([
       ["a", 999, undefined],
@@ -473,17 +507,97 @@ describe("refusal wordings", () => {
 });
 
 describe("refusing on its own", () => {
-  const cases: Array<{ name: string; profile: ProfileName; refuse: EndpointOptions["refuse"]; body: Record<string, unknown>; drop: string; status: number; says: string }> = [
-    { name: "stream_options", profile: "openai", refuse: { streamOptions: true }, body: { stream_options: { include_usage: true } }, drop: "stream_options", status: 400, says: "stream_options" },
+  const cases: Array<{
+    name: string;
+    profile: ProfileName;
+    refuse: EndpointOptions["refuse"];
+    body: Record<string, unknown>;
+    drop: string;
+    status: number;
+    says: string;
+  }> = [
+    {
+      name: "stream_options",
+      profile: "openai",
+      refuse: { streamOptions: true },
+      body: { stream_options: { include_usage: true } },
+      drop: "stream_options",
+      status: 400,
+      says: "stream_options",
+    },
     { name: "tools", profile: "llama.cpp", refuse: { tools: true }, body: { tools: [tool] }, drop: "tools", status: 500, says: "--jinja" },
-    { name: "tools on OpenRouter", profile: "openrouter", refuse: { tools: true }, body: { tools: [tool] }, drop: "tools", status: 404, says: "support tool use" },
-    { name: "max_tokens", profile: "openai", refuse: { maxTokens: true }, body: { max_tokens: 100 }, drop: "max_tokens", status: 400, says: "max_completion_tokens" },
-    { name: "temperature", profile: "openai", refuse: { temperature: true }, body: { temperature: 0.2 }, drop: "temperature", status: 400, says: "Only the default (1)" },
-    { name: "an unknown field", profile: "openai", refuse: { fields: ["min_p"] }, body: { min_p: 0.05 }, drop: "min_p", status: 400, says: "Unrecognized request argument supplied: min_p" },
-    { name: "an unknown field in the other wording", profile: "openai", refuse: { fields: ["min_p"], fieldWording: "unknown" }, body: { min_p: 0.05 }, drop: "min_p", status: 400, says: "Unknown parameter: 'min_p'." },
-    { name: "reasoning_effort as a parameter", profile: "openai", refuse: { reasoningEffort: true }, body: { reasoning_effort: "low" }, drop: "reasoning_effort", status: 400, says: "reasoning_effort" },
-    { name: "response_format json_schema", profile: "openai", refuse: { responseFormat: true }, body: { response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } }, drop: "response_format", status: 400, says: "json_schema" },
-    { name: "a trailing assistant message", profile: "llama.cpp", refuse: { prefill: true }, body: { messages: [...messages, { role: "assistant", content: "half" }] }, drop: "messages", status: 400, says: "prefill" },
+    {
+      name: "tools on OpenRouter",
+      profile: "openrouter",
+      refuse: { tools: true },
+      body: { tools: [tool] },
+      drop: "tools",
+      status: 404,
+      says: "support tool use",
+    },
+    {
+      name: "max_tokens",
+      profile: "openai",
+      refuse: { maxTokens: true },
+      body: { max_tokens: 100 },
+      drop: "max_tokens",
+      status: 400,
+      says: "max_completion_tokens",
+    },
+    {
+      name: "temperature",
+      profile: "openai",
+      refuse: { temperature: true },
+      body: { temperature: 0.2 },
+      drop: "temperature",
+      status: 400,
+      says: "Only the default (1)",
+    },
+    {
+      name: "an unknown field",
+      profile: "openai",
+      refuse: { fields: ["min_p"] },
+      body: { min_p: 0.05 },
+      drop: "min_p",
+      status: 400,
+      says: "Unrecognized request argument supplied: min_p",
+    },
+    {
+      name: "an unknown field in the other wording",
+      profile: "openai",
+      refuse: { fields: ["min_p"], fieldWording: "unknown" },
+      body: { min_p: 0.05 },
+      drop: "min_p",
+      status: 400,
+      says: "Unknown parameter: 'min_p'.",
+    },
+    {
+      name: "reasoning_effort as a parameter",
+      profile: "openai",
+      refuse: { reasoningEffort: true },
+      body: { reasoning_effort: "low" },
+      drop: "reasoning_effort",
+      status: 400,
+      says: "reasoning_effort",
+    },
+    {
+      name: "response_format json_schema",
+      profile: "openai",
+      refuse: { responseFormat: true },
+      body: { response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } },
+      drop: "response_format",
+      status: 400,
+      says: "json_schema",
+    },
+    {
+      name: "a trailing assistant message",
+      profile: "llama.cpp",
+      refuse: { prefill: true },
+      body: { messages: [...messages, { role: "assistant", content: "half" }] },
+      drop: "messages",
+      status: 400,
+      says: "prefill",
+    },
   ];
 
   for (const c of cases) {
@@ -513,8 +627,7 @@ describe("refusing on its own", () => {
     expect(response.status).toBe(400);
     expect(await json(response)).toEqual({
       error: {
-        message:
-          "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
+        message: "Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
         type: "invalid_request_error",
         param: "reasoning_effort",
         code: "unsupported_value",
@@ -664,7 +777,9 @@ describe("a prefilled reply (llama.cpp)", () => {
   it("streams only the new text under continue_final_message with add_generation_prompt false", async () => {
     const server = await start({ profile: "llama.cpp" });
     server.script(turn({ content: " the capital", pieces: 2 }));
-    const list = await events(await post(server, { model: "m", stream: true, messages: prefilled, continue_final_message: true, add_generation_prompt: false }));
+    const list = await events(
+      await post(server, { model: "m", stream: true, messages: prefilled, continue_final_message: true, add_generation_prompt: false }),
+    );
     expect(contents(list)).toEqual([" the c", "apital"]);
   });
 
@@ -699,7 +814,13 @@ describe("prompt counting", () => {
     tools: [tool],
     messages: [
       { role: "system", content: "You are terse." },
-      { role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "data:," } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look" },
+          { type: "image_url", image_url: { url: "data:," } },
+        ],
+      },
       { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "read_file", arguments: "{}" } }] },
       { role: "tool", tool_call_id: "c", content: "contents" },
     ],
@@ -759,7 +880,13 @@ describe("prefix cache", () => {
   it("reports the prefix shared with the previous request, in o200k tokens", async () => {
     const counter = await createPromptCounter("o200k");
     const server = await start({ profile: "llama.cpp", promptTokens: "o200k", prefixCache: true, respond: () => turn({ content: "ok" }) });
-    const first = { model: "m", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "one" }] };
+    const first = {
+      model: "m",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "one" },
+      ],
+    };
     const second = { ...first, messages: [...first.messages, { role: "assistant", content: "ok" }, { role: "user", content: "two" }] };
     const third = { ...second, messages: [{ role: "system", content: "Be long." }, ...second.messages.slice(1)] };
     const cached: number[] = [];

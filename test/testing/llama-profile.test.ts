@@ -85,10 +85,15 @@ function differences(simulated: unknown, recorded: unknown, path = "", loose: re
   const here = path || "(body)";
   if (loose.includes(path)) return kind(simulated) === kind(recorded) ? [] : [`${here}: ${kind(recorded)} recorded, ${kind(simulated)} simulated`];
   if (kind(simulated) !== kind(recorded)) return [`${here}: ${kind(recorded)} recorded, ${kind(simulated)} simulated`];
-  const name = path.split(".").pop()?.replace(/\[\d+\]$/, "") ?? "";
+  const name =
+    path
+      .split(".")
+      .pop()
+      ?.replace(/\[\d+\]$/, "") ?? "";
   if (Array.isArray(recorded) && Array.isArray(simulated)) {
     const out: string[] = [];
-    for (let index = 0; index < Math.min(recorded.length, simulated.length); index += 1) out.push(...differences(simulated[index], recorded[index], `${path}[${index}]`, loose));
+    for (let index = 0; index < Math.min(recorded.length, simulated.length); index += 1)
+      out.push(...differences(simulated[index], recorded[index], `${path}[${index}]`, loose));
     if ((recorded.length === 0) !== (simulated.length === 0)) out.push(`${here}: ${recorded.length} recorded, ${simulated.length} simulated`);
     return out;
   }
@@ -103,7 +108,9 @@ function differences(simulated: unknown, recorded: unknown, path = "", loose: re
   }
   const form = FORMS[name];
   if (form && typeof simulated === "string" && typeof recorded === "string") {
-    return form.test(recorded) === form.test(simulated) ? [] : [`${here}: ${JSON.stringify(recorded)} recorded, ${JSON.stringify(simulated)} simulated, not of the same form`];
+    return form.test(recorded) === form.test(simulated)
+      ? []
+      : [`${here}: ${JSON.stringify(recorded)} recorded, ${JSON.stringify(simulated)} simulated, not of the same form`];
   }
   if (EXACT.has(name) && simulated !== recorded) return [`${here}: ${JSON.stringify(recorded)} recorded, ${JSON.stringify(simulated)} simulated`];
   return [];
@@ -161,11 +168,15 @@ function streamDifferences(simulated: unknown[], recorded: unknown[]): string[] 
  * and its finish reason, so the simulated answer has the same kinds of events to compare.
  */
 function scriptLike(recorded: Exchange["response"]): ReturnType<typeof turn> {
-  const choices = [...(recorded.events ?? []), recorded.body].flatMap((event) => ((event as { choices?: unknown[] } | undefined)?.choices ?? []) as Array<Record<string, any>>);
+  const choices = [...(recorded.events ?? []), recorded.body].flatMap(
+    (event) => ((event as { choices?: unknown[] } | undefined)?.choices ?? []) as Array<Record<string, any>>,
+  );
   const kinds = new Set((recorded.events ?? []).map(eventKind));
   const message = choices.find((choice) => choice.message)?.message as Record<string, unknown> | undefined;
   const finish = choices.map((choice) => choice.finish_reason).find((reason) => typeof reason === "string") as string | undefined;
-  const calls = recorded.events ? (recorded.events.filter((event) => eventKind(event) === "call opened").length) : ((message?.tool_calls as unknown[] | undefined)?.length ?? 0);
+  const calls = recorded.events
+    ? recorded.events.filter((event) => eventKind(event) === "call opened").length
+    : ((message?.tool_calls as unknown[] | undefined)?.length ?? 0);
   const content = kinds.has("content") || (typeof message?.content === "string" && message.content !== "");
   const reasoning = kinds.has("reasoning") || typeof message?.reasoning_content === "string";
   return turn({
@@ -234,7 +245,9 @@ describe("the llama.cpp profile against a real llama-server", () => {
       server.script(scriptLike(exchange.response));
       expect(answerDifferences(await replay(server, exchange.request), exchange.response)).toEqual([]);
     }
-    const opened = streamed!.response.events!.find((event) => eventKind(event) === "call opened") as { choices: Array<{ delta: { tool_calls: Array<{ function: { arguments: string } }> } }> };
+    const opened = streamed!.response.events!.find((event) => eventKind(event) === "call opened") as {
+      choices: Array<{ delta: { tool_calls: Array<{ function: { arguments: string } }> } }>;
+    };
     expect(opened.choices[0]!.delta.tool_calls[0]!.function.arguments).toBe("{");
   });
 
@@ -247,7 +260,15 @@ describe("the llama.cpp profile against a real llama-server", () => {
     expect(rules("requiredNotParallel")).toContain("tool-calls ::= (tool-call space)+");
     expect(rules("requiredNotParallel")).not.toBe(rules("required"));
     const server = await start();
-    server.script(turn({ toolCalls: [{ name: "record_word", arguments: { word: "a" } }, { name: "record_word", arguments: { word: "b" } }] }), turn({ content: "no call" }));
+    server.script(
+      turn({
+        toolCalls: [
+          { name: "record_word", arguments: { word: "a" } },
+          { name: "record_word", arguments: { word: "b" } },
+        ],
+      }),
+      turn({ content: "no call" }),
+    );
     const both = await replay(server, exchanges.requiredNotParallel!.request);
     expect(both.status).toBe(200);
     expect((both.body as { choices: Array<{ message: { tool_calls: unknown[] } }> }).choices[0]!.message.tool_calls).toHaveLength(2);
@@ -272,7 +293,8 @@ describe("the llama.cpp profile against a real llama-server", () => {
     expect(wording.body({ model: "tiny.gguf", value: '{"type":"foo"}' })).toEqual(recorded.body);
     // Every converter refusal carries the same lead-in before the converter's own words.
     const lead = "Unable to generate parser for this template. Automatic parser generation failed: JSON schema conversion failed:\n";
-    for (const name of ["unanchoredPattern", "unresolvedRef", "toolPattern"]) expect((exchanges[name]!.response.body as { error: { message: string } }).error.message.startsWith(lead), name).toBe(true);
+    for (const name of ["unanchoredPattern", "unresolvedRef", "toolPattern"])
+      expect((exchanges[name]!.response.body as { error: { message: string } }).error.message.startsWith(lead), name).toBe(true);
   });
 
   it("refuses a prompt past the window with llama-server's body, streamed or not", async () => {
@@ -282,7 +304,11 @@ describe("the llama.cpp profile against a real llama-server", () => {
       // The simulated prompt is counted in characters over four, not llama's tokens: the sentence is compared with the recorded counts below.
       expect(answerDifferences(answer, exchange.response, ["error.message"])).toEqual([]);
       const { error } = exchange.response.body as { error: { n_prompt_tokens: number; n_ctx: number } };
-      const worded = refusalWording(PROFILES["llama.cpp"], "contextOverflow").body({ model: "tiny.gguf", promptTokens: error.n_prompt_tokens, window: error.n_ctx });
+      const worded = refusalWording(PROFILES["llama.cpp"], "contextOverflow").body({
+        model: "tiny.gguf",
+        promptTokens: error.n_prompt_tokens,
+        window: error.n_ctx,
+      });
       expect(worded).toEqual(exchange.response.body);
     }
   });
@@ -337,13 +363,17 @@ describe("the comparison", () => {
     };
     expect(mutate(() => undefined)).toEqual([]);
     expect(mutate((copy) => (copy.body.data[0].owned_by = "llama.cpp"))).toEqual(['data[0].owned_by: "llama.cpp" recorded, "llamacpp" simulated']);
-    expect(mutate((copy) => {
-      copy.body.data[0].meta.n_ctx_served = copy.body.data[0].meta.n_ctx;
-      delete copy.body.data[0].meta.n_ctx;
-    })).toEqual(["data[0].meta.n_ctx_served: recorded, not simulated", "data[0].meta.n_ctx: simulated, not recorded"]);
+    expect(
+      mutate((copy) => {
+        copy.body.data[0].meta.n_ctx_served = copy.body.data[0].meta.n_ctx;
+        delete copy.body.data[0].meta.n_ctx;
+      }),
+    ).toEqual(["data[0].meta.n_ctx_served: recorded, not simulated", "data[0].meta.n_ctx: simulated, not recorded"]);
     expect(mutate((copy) => (copy.body.data[0].created = String(copy.body.data[0].created)))).toEqual(["data[0].created: string recorded, number simulated"]);
     expect(mutate((copy) => (copy.status = 503))).toEqual(["status: 503 recorded, 200 simulated"]);
-    expect(mutate((copy) => (copy.headers["content-type"] = "text/plain"))).toEqual(['content-type: "text/plain" recorded, "application/json; charset=utf-8" simulated']);
+    expect(mutate((copy) => (copy.headers["content-type"] = "text/plain"))).toEqual([
+      'content-type: "text/plain" recorded, "application/json; charset=utf-8" simulated',
+    ]);
   });
 
   it("reports a stream event of another shape, a missing kind of event and an id of another form", async () => {

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
 import fc from "fast-check";
 import { AgentCoreError, AgentLoopError, AgentLoopOverflow, ToolIterationLimit, errorMessage, failedRun, type FailedRun } from "../../src/text/errors.js";
 import { ContextOverflow, EndpointSilent } from "../../src/text/retry.js";
+import type * as PackageModule from "../../src/index.js";
 
 describe("errorMessage", () => {
   it("gives an Error's own message", () => {
@@ -13,9 +14,7 @@ describe("errorMessage", () => {
   });
 
   it("reads the message out of an OpenAI-shaped body", () => {
-    expect(errorMessage({ error: { message: "Unknown parameter: 'min_p'.", type: "invalid_request_error" } })).toBe(
-      "Unknown parameter: 'min_p'.",
-    );
+    expect(errorMessage({ error: { message: "Unknown parameter: 'min_p'.", type: "invalid_request_error" } })).toBe("Unknown parameter: 'min_p'.");
   });
 
   it("falls back to JSON for an object with no message-like field", () => {
@@ -55,7 +54,6 @@ describe("errorMessage", () => {
     );
   });
 });
-
 
 const run: FailedRun = {
   messages: [{ role: "user", content: "hi" }],
@@ -139,7 +137,7 @@ describe("failedRun", () => {
 });
 
 /** The package's public entry, as a host imports it. */
-type Package = typeof import("../../src/index.js");
+type Package = typeof PackageModule;
 
 /** An error class as the tests below handle it, looked up on a copy of the package by name. */
 interface ErrorClass {

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { APIError } from "openai";
-import {
-  backoffMs,
-  ContextOverflow,
-  EndpointSilent,
-  isModelLoading,
-  isOverflow,
-  isTransient,
-} from "../../src/text/retry.js";
+import { backoffMs, ContextOverflow, EndpointSilent, isModelLoading, isOverflow, isTransient } from "../../src/text/retry.js";
 import { WORDING_SAMPLES } from "../../src/testing/wording-samples.js";
 
 /** An APIError as the openai SDK builds it from a non-2xx response. */
@@ -49,7 +42,8 @@ describe("isOverflow", () => {
       "OpenAI context_length_exceeded",
       apiError(400, {
         error: {
-          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
+          message:
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 130532 tokens. Please reduce the length of the messages.",
           type: "invalid_request_error",
           param: "messages",
           code: "context_length_exceeded",
@@ -59,13 +53,20 @@ describe("isOverflow", () => {
     [
       "llama.cpp exceed_context_size_error",
       apiError(400, {
-        error: { code: 400, message: "the request exceeds the available context size, try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 9000, n_ctx: 8192 },
+        error: {
+          code: 400,
+          message: "the request exceeds the available context size, try increasing it",
+          type: "exceed_context_size_error",
+          n_prompt_tokens: 9000,
+          n_ctx: 8192,
+        },
       }),
     ],
     [
       "LM Studio's overflow (https://github.com/dyad-sh/dyad/issues/925)",
       apiError(400, {
-        error: "Trying to keep the first 14538 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input",
+        error:
+          "Trying to keep the first 14538 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input",
       }),
     ],
     ["an overflow inside a 200 stream", { error: { message: "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens." } }],
@@ -80,7 +81,8 @@ describe("isOverflow", () => {
   it("rules out the rate limit that borrows overflow words", () => {
     const rate = apiError(429, {
       error: {
-        message: "Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.",
+        message:
+          "Request too large for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Requested 50000. The input or output tokens must be reduced in order to run successfully.",
         type: "tokens",
         code: "rate_limit_exceeded",
       },
@@ -91,7 +93,12 @@ describe("isOverflow", () => {
 
   it("rules out Groq's tokens-per-minute limit sent as a 413", () => {
     const groq = apiError(413, {
-      error: { message: "Request too large for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 9000, please reduce your message size and try again.", type: "tokens", code: "rate_limit_exceeded" },
+      error: {
+        message:
+          "Request too large for model `llama-3.3-70b-versatile` in organization `org_x` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 9000, please reduce your message size and try again.",
+        type: "tokens",
+        code: "rate_limit_exceeded",
+      },
     });
     expect(isOverflow(groq)).toBe(false);
     expect(isTransient(groq)).toBe(true);

@@ -246,7 +246,10 @@ describe("sanitizeSchema", () => {
 
   it("folds allOf and turns oneOf into anyOf", () => {
     const out = sanitizeSchema({
-      allOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { properties: { b: { oneOf: [{ type: "string" }, { type: "integer" }] } } }],
+      allOf: [
+        { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+        { properties: { b: { oneOf: [{ type: "string" }, { type: "integer" }] } } },
+      ],
     }) as Record<string, any>;
     expect(strictModeViolations(out)).toEqual([]);
     expect(Object.keys(out.properties)).toEqual(["a", "b"]);
@@ -332,7 +335,21 @@ describe("sanitizeSchema", () => {
         throw new Error("no");
       },
     };
-    for (const input of [null, undefined, 42, "x", [], [1, 2], { type: 7 }, { properties: 5 }, { $ref: 5 }, { $ref: "http://x/y" }, cyclic, hostile, { type: "object", properties: { f: () => 1, n: Number.NaN } }]) {
+    for (const input of [
+      null,
+      undefined,
+      42,
+      "x",
+      [],
+      [1, 2],
+      { type: 7 },
+      { properties: 5 },
+      { $ref: 5 },
+      { $ref: "http://x/y" },
+      cyclic,
+      hostile,
+      { type: "object", properties: { f: () => 1, n: Number.NaN } },
+    ]) {
       expect(() => sanitizeSchema(input as never)).not.toThrow();
       expect(() => relaxSchema(input as never)).not.toThrow();
       expect(() => sanitizeTools([{ type: "function", function: { name: "x", parameters: input as never } }])).not.toThrow();
@@ -394,25 +411,40 @@ describe("relaxTools", () => {
   it("relaxes the schema a sanitized tool was made from, so optional stays optional", () => {
     const original: ToolDefinition = {
       type: "function",
-      function: { name: "log", parameters: { type: "object", properties: { repo: { type: "string" }, limit: { type: "integer", default: 10 } }, required: ["repo"] } },
+      function: {
+        name: "log",
+        parameters: { type: "object", properties: { repo: { type: "string" }, limit: { type: "integer", default: 10 } }, required: ["repo"] },
+      },
     };
     const [relaxed] = relaxTools(sanitizeTools([original]));
     expect(relaxed).toEqual({
       type: "function",
-      function: { name: "log", parameters: { type: "object", properties: { repo: { type: "string" }, limit: { type: "integer", default: 10 } }, required: ["repo"] } },
+      function: {
+        name: "log",
+        parameters: { type: "object", properties: { repo: { type: "string" }, limit: { type: "integer", default: 10 } }, required: ["repo"] },
+      },
     });
     expect(JSON.stringify(sanitizeTools([original]))).not.toContain("original");
   });
 
   it("relaxes the schema a sanitized response format was made from", () => {
-    const format: JsonSchema = { type: "object", properties: { tools: { type: "array", items: { type: "string" } }, why: { type: "string" } }, required: ["tools"] };
+    const format: JsonSchema = {
+      type: "object",
+      properties: { tools: { type: "array", items: { type: "string" } }, why: { type: "string" } },
+      required: ["tools"],
+    };
     expect(relaxSchema(sanitizeSchema(format))).toEqual(relaxSchema(format));
     expect(JSON.stringify(relaxSchema(sanitizeSchema(format)))).not.toContain("null");
   });
 
   it("drops strict and relaxes plain tool definitions too", () => {
-    const [relaxed] = relaxTools([{ type: "function", function: { name: "x", parameters: { type: "object", properties: { a: { description: "any" } } }, strict: true } }]);
-    expect(relaxed?.function).toEqual({ name: "x", parameters: { type: "object", properties: { a: { type: ["string", "number", "boolean", "object", "array", "null"], description: "any" } } } });
+    const [relaxed] = relaxTools([
+      { type: "function", function: { name: "x", parameters: { type: "object", properties: { a: { description: "any" } } }, strict: true } },
+    ]);
+    expect(relaxed?.function).toEqual({
+      name: "x",
+      parameters: { type: "object", properties: { a: { type: ["string", "number", "boolean", "object", "array", "null"], description: "any" } } },
+    });
   });
 });
 
@@ -449,7 +481,11 @@ describe("relaxSchema", () => {
   it("moves repetition bounds of 2,000 or more out and keeps smaller ones", () => {
     const out = relaxSchema({
       type: "object",
-      properties: { body: { type: "string", maxLength: 4000 }, title: { type: "string", maxLength: 1999, minLength: 1 }, list: { type: "array", items: { type: "string" }, maxItems: 2000 } },
+      properties: {
+        body: { type: "string", maxLength: 4000 },
+        title: { type: "string", maxLength: 1999, minLength: 1 },
+        list: { type: "array", items: { type: "string" }, maxItems: 2000 },
+      },
     }) as Record<string, any>;
     expect(out.properties.body).toEqual({ type: "string", description: "(maxLength: 4000)" });
     expect(out.properties.title).toEqual({ type: "string", minLength: 1, maxLength: 1999 });
@@ -555,7 +591,29 @@ describe("isGrammarError", () => {
   });
 });
 
-const keywordNames = ["type", "properties", "items", "required", "anyOf", "oneOf", "allOf", "$ref", "$defs", "additionalProperties", "enum", "const", "pattern", "format", "default", "description", "minLength", "maxLength", "nullable", "prefixItems", "not"];
+const keywordNames = [
+  "type",
+  "properties",
+  "items",
+  "required",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "$ref",
+  "$defs",
+  "additionalProperties",
+  "enum",
+  "const",
+  "pattern",
+  "format",
+  "default",
+  "description",
+  "minLength",
+  "maxLength",
+  "nullable",
+  "prefixItems",
+  "not",
+];
 
 const schemaArbitrary = fc.letrec<{ schema: unknown }>((tie) => ({
   schema: fc.oneof(
@@ -564,7 +622,10 @@ const schemaArbitrary = fc.letrec<{ schema: unknown }>((tie) => ({
     fc.jsonValue({ maxDepth: 2 }),
     fc.record(
       {
-        type: fc.oneof(fc.constantFrom("object", "string", "number", "integer", "boolean", "array", "null", "any"), fc.subarray(["string", "null", "object", "integer", "array"])),
+        type: fc.oneof(
+          fc.constantFrom("object", "string", "number", "integer", "boolean", "array", "null", "any"),
+          fc.subarray(["string", "null", "object", "integer", "array"]),
+        ),
         properties: fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("__proto__", "type", "$ref")), tie("schema"), { maxKeys: 4 }),
         required: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
         items: tie("schema"),

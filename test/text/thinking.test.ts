@@ -66,8 +66,7 @@ describe("stripThinking", () => {
   });
 
   it("reads a harmony reply that starts with the assistant header and ends with <|return|>", () => {
-    const raw =
-      "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>";
+    const raw = "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Done.<|return|>";
     expect(stripThinking(raw)).toEqual({ content: "Done.", reasoning: "Think." });
   });
 

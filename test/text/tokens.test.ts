@@ -44,7 +44,13 @@ describe("estimators", () => {
       tool_calls: [{ id: "1", type: "function", function: { name: "ab", arguments: "{}" } }],
     };
     expect(messageChars(call)).toBe(2 + 3 + 2 + 2);
-    const image: Message = { role: "user", content: [{ type: "text", text: "abcd" }, { type: "image_url", image_url: { url: "x" } }] };
+    const image: Message = {
+      role: "user",
+      content: [
+        { type: "text", text: "abcd" },
+        { type: "image_url", image_url: { url: "x" } },
+      ],
+    };
     expect(messageTokens(image)).toBe(1 + IMAGE_PART_TOKENS);
   });
 

@@ -131,9 +131,7 @@ describe("parseToolArguments", () => {
   });
 
   describe("on real model outputs", () => {
-    const { cases } = fixture<{ cases: Array<{ source: string; what: string; text: string; value?: unknown; kind?: string }> }>(
-      "tool-arguments.json",
-    );
+    const { cases } = fixture<{ cases: Array<{ source: string; what: string; text: string; value?: unknown; kind?: string }> }>("tool-arguments.json");
     it.each(cases.map((entry) => [entry.what, entry] as const))("reads %s", (_what, entry) => {
       expect(entry.source).toMatch(/^https:\/\/github\.com\//);
       if (entry.kind) expect(catchError(() => parseToolArguments(entry.text)).kind).toBe(entry.kind);
@@ -314,7 +312,39 @@ const trickyString = fc.oneof(
     weight: 3,
     arbitrary: fc
       .array(
-        fc.constantFrom("True", "None", "False", "null", ",", ", ", "'", '"', "\\", "\\'", '\\"', "//", "/*", "*/", "{", "}", "[", "]", ":", "\n", "\t", "\r", "\u0000", "\\x41", "\\u00e9", " ", "a", "é", "🙂", "'s", '",'),
+        fc.constantFrom(
+          "True",
+          "None",
+          "False",
+          "null",
+          ",",
+          ", ",
+          "'",
+          '"',
+          "\\",
+          "\\'",
+          '\\"',
+          "//",
+          "/*",
+          "*/",
+          "{",
+          "}",
+          "[",
+          "]",
+          ":",
+          "\n",
+          "\t",
+          "\r",
+          "\u0000",
+          "\\x41",
+          "\\u00e9",
+          " ",
+          "a",
+          "é",
+          "🙂",
+          "'s",
+          '",',
+        ),
         { maxLength: 10 },
       )
       .map((parts) => parts.join("")),
@@ -416,9 +446,12 @@ describe("repair properties", () => {
 
   it("never throws anything but ToolArgumentsError on arbitrary text", () => {
     const jsonish = fc
-      .array(fc.oneof(fc.string({ unit: "binary", maxLength: 6 }), fc.constantFrom("{", "}", "[", "]", '"', "'", ":", ",", "\\", "True", "//", "/*", "```", "\n")), {
-        maxLength: 20,
-      })
+      .array(
+        fc.oneof(fc.string({ unit: "binary", maxLength: 6 }), fc.constantFrom("{", "}", "[", "]", '"', "'", ":", ",", "\\", "True", "//", "/*", "```", "\n")),
+        {
+          maxLength: 20,
+        },
+      )
       .map((parts) => parts.join(""));
     fc.assert(
       fc.property(fc.oneof(jsonish, fc.string({ unit: "binary" })), fc.boolean(), (text, truncated) => {
@@ -530,7 +563,11 @@ describe("adversarial shapes, as the bench times them", () => {
     "harmony headers with long names": () => ({ names: [] }),
     "<tool_call>{ then one close": () => ({ names: [] }),
     "well-formed <function=a></function>": (text) => ({ names: Array(text.length / "<function=a></function>".length).fill("a"), args: "{}", text: "" }),
-    "well-formed <tool_call> blocks": (text) => ({ names: Array(text.length / '<tool_call>{"name":"a","arguments":{}}</tool_call>'.length).fill("a"), args: "{}", text: "" }),
+    "well-formed <tool_call> blocks": (text) => ({
+      names: Array(text.length / '<tool_call>{"name":"a","arguments":{}}</tool_call>'.length).fill("a"),
+      args: "{}",
+      text: "",
+    }),
     "open braces": () => ({ names: [] }),
     "fences holding braces": () => ({ names: [] }),
     "closing think tags": () => ({ names: [] }),

@@ -245,7 +245,10 @@ describe("runTurn: retries", () => {
 
   it("still re-sends nothing after output for an error in the stream the server does not blame on itself", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
-      context.server.script(faultAfter("Par", { code: 400, message: "the tool call did not parse", type: "invalid_request_error" }), turn({ content: "Paris" }));
+      context.server.script(
+        faultAfter("Par", { code: 400, message: "the tool call did not parse", type: "invalid_request_error" }),
+        turn({ content: "Paris" }),
+      );
       const error = await run(context, { model: M }, { maxRetries: 2 }).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ name: "StreamErrorEvent", serverFault: false });
       expect(context.server.chatBodies()).toHaveLength(1);
@@ -254,7 +257,10 @@ describe("runTurn: retries", () => {
 
   it("retries a connection dropped before anything was produced", async () => {
     await withEndpoint({}, async (context) => {
-      context.server.script({ kind: "drop", afterChunks: [{ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant" } }] }] }, turn({ content: "Paris" }));
+      context.server.script(
+        { kind: "drop", afterChunks: [{ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant" } }] }] },
+        turn({ content: "Paris" }),
+      );
       const answered = await run(context, { model: M }, { maxRetries: 1 });
       expect(answered.content).toBe("Paris");
       expect(context.server.chatBodies()).toHaveLength(2);
@@ -263,7 +269,10 @@ describe("runTurn: retries", () => {
 
   it("retries an endpoint that primes the stream with an empty role chunk and then goes silent", async () => {
     await withEndpoint({}, async (context) => {
-      context.server.script({ kind: "stall", afterChunks: [{ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }] }, turn({ content: "Paris" }));
+      context.server.script(
+        { kind: "stall", afterChunks: [{ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }] },
+        turn({ content: "Paris" }),
+      );
       const answered = await run(context, { model: M }, { maxRetries: 1, idleMs: 50, firstChunkMs: 150 });
       expect(answered.content).toBe("Paris");
       expect(context.server.chatBodies()).toHaveLength(2);
@@ -318,10 +327,16 @@ describe("runTurn: retries", () => {
   it("latches nothing model-level without the model option, on the first attempt or a retry", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       context.server.script({ kind: "drop" }, refusal("openai", "maxTokens"));
-      const error = await runTurnIn(context.state, context.client, context.supports, (supports, model) => buildBody({ model: M, maxTokens: 32 }, supports, model, question), {
-        maxRetries: 2,
-        sleep: async () => undefined,
-      }).catch((caught: unknown) => caught);
+      const error = await runTurnIn(
+        context.state,
+        context.client,
+        context.supports,
+        (supports, model) => buildBody({ model: M, maxTokens: 32 }, supports, model, question),
+        {
+          maxRetries: 2,
+          sleep: async () => undefined,
+        },
+      ).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ status: 400 });
       expect(context.server.chatBodies()).toHaveLength(2);
       expect(context.supports.models.size).toBe(0);
@@ -332,13 +347,17 @@ describe("runTurn: retries", () => {
     await withEndpoint({ respond: () => ({ kind: "error", status: 503, body: { error: { message: "busy" } } }) }, async (context) => {
       const controller = new AbortController();
       const reason = new Error("stopped");
-      const error = await run(context, { model: M }, {
-        signal: controller.signal,
-        sleep: async () => {
-          controller.abort(reason);
-          throw reason;
+      const error = await run(
+        context,
+        { model: M },
+        {
+          signal: controller.signal,
+          sleep: async () => {
+            controller.abort(reason);
+            throw reason;
+          },
         },
-      }).catch((caught: unknown) => caught);
+      ).catch((caught: unknown) => caught);
       expect(error).toBe(reason);
       expect(context.server.chatBodies()).toHaveLength(1);
     });
@@ -347,7 +366,13 @@ describe("runTurn: retries", () => {
   it("waits for real with the default sleep, and clears its timer", async () => {
     await withEndpoint({}, async (context) => {
       context.server.script({ kind: "error", status: 503, body: { error: { message: "busy" } }, headers: { "retry-after": "0" } }, turn({ content: "Paris" }));
-      const answered = await runTurnIn(context.state, context.client, context.supports, (supports, model) => buildBody({ model: M }, supports, model, question), { model: M });
+      const answered = await runTurnIn(
+        context.state,
+        context.client,
+        context.supports,
+        (supports, model) => buildBody({ model: M }, supports, model, question),
+        { model: M },
+      );
       expect(answered.content).toBe("Paris");
     });
   });
@@ -375,7 +400,13 @@ describe("runTurn: calibration", () => {
     await withEndpoint({}, async (context) => {
       context.server.script(turn({ content: "A cat." }));
       const withImage: Message[] = [
-        { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          ],
+        },
       ];
       const answered = await run(context, { model: M }, {}, withImage);
       expect(answered.usage.prompt).toBeGreaterThan(0);

@@ -8,17 +8,7 @@ import type { ContentPart, Endpoint, ResolvedTask } from "../../src/shapes/confi
 import { FinishReason } from "../../src/shapes/config.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { relaxSchema, sanitizeSchema } from "../../src/text/schema-compat.js";
-import {
-  ask,
-  askIn,
-  askJson,
-  askJsonIn,
-  askReplyIn,
-  parseJson,
-  summariserIn,
-  taskCall,
-  type SideTaskInput,
-} from "../../src/turn/side-task.js";
+import { ask, askIn, askJson, askJsonIn, askReplyIn, parseJson, summariserIn, taskCall, type SideTaskInput } from "../../src/turn/side-task.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { grammarServerOf } from "../../src/wire/capabilities-server.js";
 import { PROFILE_NAMES, PROFILES, startEndpoint, turn, type EndpointOptions, type EndpointServer, type ProfileName } from "../support/endpoint.js";
@@ -75,42 +65,51 @@ function grammarServer(profile: ProfileName): string | undefined {
 }
 
 describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
-  it.skipIf(grammarServer(profile) !== undefined)("sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer", async () => {
-    await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
-      server.script(turn({ content: '{"tools":["read_file","grep"]}' }));
-      const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
-        name: "preselection",
-        onNotice,
+  it.skipIf(grammarServer(profile) !== undefined)(
+    "sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer",
+    async () => {
+      await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
+        server.script(turn({ content: '{"tools":["read_file","grep"]}' }));
+        const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
+          name: "preselection",
+          onNotice,
+        });
+        expect(picked).toEqual({ tools: ["read_file", "grep"] });
+        const [body] = server.chatBodies();
+        expect(formatOf(body)).toEqual({
+          type: "json_schema",
+          json_schema: { name: "preselection", schema: sanitizeSchema(PRESELECT_SCHEMA), strict: true },
+        });
+        expect(systemOf(body)).toContain("Pick the tools.");
+        expect(systemOf(body)).toContain(JSON.stringify(PRESELECT_SCHEMA));
+        expect(body?.stream).toBeUndefined();
+        expect(body?.tools).toBeUndefined();
+        expect(notices).toEqual([]);
       });
-      expect(picked).toEqual({ tools: ["read_file", "grep"] });
-      const [body] = server.chatBodies();
-      expect(formatOf(body)).toEqual({
-        type: "json_schema",
-        json_schema: { name: "preselection", schema: sanitizeSchema(PRESELECT_SCHEMA), strict: true },
-      });
-      expect(systemOf(body)).toContain("Pick the tools.");
-      expect(systemOf(body)).toContain(JSON.stringify(PRESELECT_SCHEMA));
-      expect(body?.stream).toBeUndefined();
-      expect(body?.tools).toBeUndefined();
-      expect(notices).toEqual([]);
-    });
-  });
+    },
+  );
 
-  it.skipIf(grammarServer(profile) === undefined)("sends a grammar-constrained server the relaxed schema from the first request, as its listing says it is one", async () => {
-    await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
-      server.script(turn({ content: '{"tools":["read_file","grep"]}' }), turn({ content: '{"code":"ABC"}' }));
-      const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, { name: "preselection", onNotice });
-      expect(picked).toEqual({ tools: ["read_file", "grep"] });
-      expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(["GET /v1/models", "POST /v1/chat/completions"]);
-      expect(formatOf(server.chatBodies()[0])).toEqual({ type: "json_schema", json_schema: { name: "preselection", schema: relaxSchema(PRESELECT_SCHEMA) } });
-      expect(notices).toEqual([]);
-      expect(exportCapabilitiesIn(state).endpoints).toEqual([{ baseUrl: server.baseUrl, key: "", strictSchemas: false, grammarConstrained: true }]);
-      // The listing is read once per endpoint: the next call goes straight to the chat request.
-      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "ABC" });
-      expect(server.requests.filter((request) => request.path === "/v1/models")).toHaveLength(1);
-      expect(formatOf(server.chatBodies()[1])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
-    });
-  });
+  it.skipIf(grammarServer(profile) === undefined)(
+    "sends a grammar-constrained server the relaxed schema from the first request, as its listing says it is one",
+    async () => {
+      await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
+        server.script(turn({ content: '{"tools":["read_file","grep"]}' }), turn({ content: '{"code":"ABC"}' }));
+        const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
+          name: "preselection",
+          onNotice,
+        });
+        expect(picked).toEqual({ tools: ["read_file", "grep"] });
+        expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(["GET /v1/models", "POST /v1/chat/completions"]);
+        expect(formatOf(server.chatBodies()[0])).toEqual({ type: "json_schema", json_schema: { name: "preselection", schema: relaxSchema(PRESELECT_SCHEMA) } });
+        expect(notices).toEqual([]);
+        expect(exportCapabilitiesIn(state).endpoints).toEqual([{ baseUrl: server.baseUrl, key: "", strictSchemas: false, grammarConstrained: true }]);
+        // The listing is read once per endpoint: the next call goes straight to the chat request.
+        expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "ABC" });
+        expect(server.requests.filter((request) => request.path === "/v1/models")).toHaveLength(1);
+        expect(formatOf(server.chatBodies()[1])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+      });
+    },
+  );
 
   it.skipIf(grammarServer(profile) !== undefined)("re-sends with the relaxed schema when the endpoint could not build a grammar", async () => {
     await withEndpoint({ profile, refuse: { schemaGrammar: ["pattern"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
@@ -161,7 +160,9 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
 
   it("parses JSON wrapped in prose and a fence, with the slips a local model makes", async () => {
     await withEndpoint({ profile }, async ({ server, state, endpoint }) => {
-      server.script(turn({ content: "<think>They want files.</think>Sure! Here it is:\n```json\n{'tools': ['read_file',], done: True, skip: None}\n```\nAnything else?" }));
+      server.script(
+        turn({ content: "<think>They want files.</think>Sure! Here it is:\n```json\n{'tools': ['read_file',], done: True, skip: None}\n```\nAnything else?" }),
+      );
       expect(await askJsonIn(state, endpoint, MODEL, "", "x", PRESELECT_SCHEMA)).toEqual({ tools: ["read_file"], done: true, skip: null });
     });
   });
@@ -177,17 +178,20 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
 
 describe("askJson when even the relaxed schema cannot be compiled", () => {
   it("asks in words for that one request, without latching structured output off", async () => {
-    await withEndpoint({ profile: "llama.cpp", refuse: { schemaGrammar: ["pattern", "description"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
-      server.script(turn({ content: '{"code":"ABC"}' }));
-      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
-      const bodies = server.chatBodies();
-      // llama.cpp is known to be grammar-constrained from its listing, so the first request is already the relaxed one.
-      expect(bodies.map((body) => formatOf(body) !== undefined)).toEqual([true, false]);
-      expect(formatOf(bodies[0])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
-      expect(systemOf(bodies[1])).toContain(JSON.stringify(PATTERN_SCHEMA));
-      expect(notices.join("\n")).toMatch(/in words/);
-      expect(modelCapabilitiesForIn(state, server.baseUrl, undefined, MODEL).structuredOutput).toBe(true);
-    });
+    await withEndpoint(
+      { profile: "llama.cpp", refuse: { schemaGrammar: ["pattern", "description"] } },
+      async ({ server, state, endpoint, onNotice, notices }) => {
+        server.script(turn({ content: '{"code":"ABC"}' }));
+        expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
+        const bodies = server.chatBodies();
+        // llama.cpp is known to be grammar-constrained from its listing, so the first request is already the relaxed one.
+        expect(bodies.map((body) => formatOf(body) !== undefined)).toEqual([true, false]);
+        expect(formatOf(bodies[0])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+        expect(systemOf(bodies[1])).toContain(JSON.stringify(PATTERN_SCHEMA));
+        expect(notices.join("\n")).toMatch(/in words/);
+        expect(modelCapabilitiesForIn(state, server.baseUrl, undefined, MODEL).structuredOutput).toBe(true);
+      },
+    );
   });
 
   it("asks in words after a strict refusal and a relaxed one on a server not known to be grammar-constrained", async () => {
@@ -281,12 +285,15 @@ describe("ask and askReply", () => {
   });
 
   it("sends the effort effortFor answers, stepping up past a rung the model refused and remembering it", async () => {
-    await withEndpoint({ profile: "openai", refuse: { reasoningEffort: ["minimal"], supportedEfforts: ["low", "medium", "high"] } }, async ({ server, state, endpoint }) => {
-      server.script(turn({ content: "one" }), turn({ content: "two" }));
-      expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("one");
-      expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("two");
-      expect(server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["minimal", "low", "low"]);
-    });
+    await withEndpoint(
+      { profile: "openai", refuse: { reasoningEffort: ["minimal"], supportedEfforts: ["low", "medium", "high"] } },
+      async ({ server, state, endpoint }) => {
+        server.script(turn({ content: "one" }), turn({ content: "two" }));
+        expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("one");
+        expect(await askIn(state, endpoint, MODEL, "", "hi", { reasoningEffort: "minimal" })).toBe("two");
+        expect(server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["minimal", "low", "low"]);
+      },
+    );
   });
 
   it("keeps the no-thinking hints for reasoningEffort off", async () => {
@@ -512,7 +519,13 @@ describe("summariser", () => {
           { role: "user", content: "Fix the build" },
           { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "run", arguments: '{"cmd":"tsc"}' } }] },
           { role: "tool", tool_call_id: "c1", content: "a.ts(1,1): error TS2304" },
-          { role: "user", content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "data:image/png;base64,AA==" } }] },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "see" },
+              { type: "image_url", image_url: { url: "data:image/png;base64,AA==" } },
+            ],
+          },
         ],
         { previous: "Earlier: the user set up the repo." },
       );
@@ -728,13 +741,19 @@ describe("askJson against a llama.cpp server that cannot hold a reply to a schem
   it("latches structured output off on the sampler's failure and asks in words, telling the server's words once", async () => {
     // What llama-server answers every json_schema request under --reasoning-format none with a
     // template that opens <think> (test/fixtures/llama.cpp/reasoning.json, noneJsonSchema).
-    const failed = { kind: "error" as const, status: 400, body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } } };
+    const failed = {
+      kind: "error" as const,
+      status: 400,
+      body: { error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } },
+    };
     await withEndpoint({ profile: "llama.cpp" }, async ({ server, state, endpoint, onNotice, notices }) => {
       server.script(failed, turn({ content: '{"tools":["a"]}' }), turn({ content: '{"tools":["b"]}' }));
       expect(await askJsonIn(state, endpoint, MODEL, "Pick.", "x", PRESELECT_SCHEMA, { onNotice })).toEqual({ tools: ["a"] });
       expect(await askJsonIn(state, endpoint, MODEL, "Pick.", "y", PRESELECT_SCHEMA, { onNotice })).toEqual({ tools: ["b"] });
       expect(server.chatBodies().map((body) => formatOf(body) !== undefined)).toEqual([true, false, false]);
-      expect(notices).toEqual([expect.stringMatching(/cannot have its reply held to a json_schema here \(the server said: .*Failed to initialize samplers: std::exception\)/)]);
+      expect(notices).toEqual([
+        expect.stringMatching(/cannot have its reply held to a json_schema here \(the server said: .*Failed to initialize samplers: std::exception\)/),
+      ]);
       const [entry] = exportCapabilitiesIn(state).endpoints;
       expect(entry).toMatchObject({ grammarConstrained: true, models: { [MODEL]: { structuredOutput: false } } });
     });

@@ -16,16 +16,22 @@ import { listModelsIn } from "../../src/wire/client.js";
 import { exportCapabilitiesIn, importCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { PROFILE_NAMES, PROFILES, startEndpoint, turn, type EndpointOptions, type EndpointServer } from "../support/endpoint.js";
 
-const recordedListing = (JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/llama.cpp/listing.json"), "utf8")) as {
-  exchanges: { listing: { response: { body: { data: unknown[] } } } };
-}).exchanges.listing.response.body;
+const recordedListing = (
+  JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/llama.cpp/listing.json"), "utf8")) as {
+    exchanges: { listing: { response: { body: { data: unknown[] } } } };
+  }
+).exchanges.listing.response.body;
 
 const NAME: ToolDefinition = {
   type: "function",
   function: {
     name: "record_name",
     description: "Records a name.",
-    parameters: { type: "object", properties: { name: { type: "string", maxLength: 40 }, count: { type: "integer", minimum: 1, maximum: 9 } }, required: ["name", "count"] },
+    parameters: {
+      type: "object",
+      properties: { name: { type: "string", maxLength: 40 }, count: { type: "integer", minimum: 1, maximum: 9 } },
+      required: ["name", "count"],
+    },
   },
 };
 
@@ -59,9 +65,11 @@ function routes(server: EndpointServer): string[] {
 const firstTool = (server: EndpointServer, index = 0) => (server.chatBodies()[index]?.tools as ToolDefinition[])[0]!.function as Record<string, unknown>;
 
 describe("why a grammar server gets the relaxed schemas", () => {
-  const grammar = (JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/llama.cpp/grammar.json"), "utf8")) as {
-    exchanges: Record<string, { request: { body: Record<string, unknown> }; slot: { grammar: string } }>;
-  }).exchanges;
+  const grammar = (
+    JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/llama.cpp/grammar.json"), "utf8")) as {
+      exchanges: Record<string, { request: { body: Record<string, unknown> }; slot: { grammar: string } }>;
+    }
+  ).exchanges;
 
   it("llama-server's grammar bounds what relaxTools and relaxSchema keep, and not what the strict rewrite moved into descriptions", () => {
     // The same maxLength: 10, sent both ways; the recorder sent this library's own rewrites.
@@ -85,7 +93,12 @@ describe("grammarServerOf", () => {
   });
 
   it("names nothing for a listing whose entries name two owners, or none, or for something that is not a listing", () => {
-    expect(grammarServerOf([{ id: "a", owned_by: "vllm" }, { id: "b", owned_by: "openai" }])).toBeUndefined();
+    expect(
+      grammarServerOf([
+        { id: "a", owned_by: "vllm" },
+        { id: "b", owned_by: "openai" },
+      ]),
+    ).toBeUndefined();
     expect(grammarServerOf([{ id: "a" }])).toBeUndefined();
     for (const odd of [undefined, null, "llamacpp", { owned_by: "llamacpp" }, [null, 1, "x"]]) expect(grammarServerOf(odd)).toBeUndefined();
   });
@@ -101,7 +114,10 @@ describe("grammarServerOf", () => {
 
 describe("listModels", () => {
   it("marks a llama.cpp endpoint grammar-constrained from the listing it reads, and an OpenAI one not", async () => {
-    for (const [profile, marked] of [["llama.cpp", true], ["openai", false]] as const) {
+    for (const [profile, marked] of [
+      ["llama.cpp", true],
+      ["openai", false],
+    ] as const) {
       await withServer({ profile }, async (server, state) => {
         await listModelsIn(state, { baseUrl: server.baseUrl });
         expect(capabilitiesForIn(state, server.baseUrl)).toMatchObject({ grammarConstrained: marked, strictSchemas: !marked });
@@ -113,7 +129,11 @@ describe("listModels", () => {
 describe("a loop step that declares tools", () => {
   it("reads a llama.cpp listing once and sends relaxed tools, their bounds kept, from the first step", async () => {
     await withServer({ profile: "llama.cpp" }, async (server, state) => {
-      server.script(turn({ toolCalls: [{ name: "record_name", arguments: { name: "Ada", count: 2 } }] }), turn({ content: "Done." }), turn({ content: "Again." }));
+      server.script(
+        turn({ toolCalls: [{ name: "record_name", arguments: { name: "Ada", count: 2 } }] }),
+        turn({ content: "Done." }),
+        turn({ content: "Again." }),
+      );
       await run(state, server);
       await run(state, server);
       expect(routes(server)).toEqual(["GET /v1/models", "POST /v1/chat/completions", "POST /v1/chat/completions", "POST /v1/chat/completions"]);
@@ -165,7 +185,13 @@ describe("a loop step that declares tools", () => {
     await withServer({ profile: "llama.cpp", loading: 1 }, async (server, state) => {
       server.script(turn({ toolCalls: [{ name: "record_name", arguments: { name: "Ada", count: 2 } }] }), turn({ content: "Done." }));
       await run(state, server, { sleep: async () => undefined });
-      expect(routes(server)).toEqual(["GET /v1/models", "POST /v1/chat/completions", "POST /v1/chat/completions", "GET /v1/models", "POST /v1/chat/completions"]);
+      expect(routes(server)).toEqual([
+        "GET /v1/models",
+        "POST /v1/chat/completions",
+        "POST /v1/chat/completions",
+        "GET /v1/models",
+        "POST /v1/chat/completions",
+      ]);
       // Before the model was in, nothing said which server this is; once it was, the tools went relaxed.
       expect(firstTool(server, 1).strict).toBe(true);
       expect(firstTool(server, 2).strict).toBeUndefined();

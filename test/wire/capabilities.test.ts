@@ -328,13 +328,27 @@ const STREAM_OPTIONS_WORDINGS: Array<{ source: string; status: number; body: unk
     // https://github.com/QuantumNous/new-api/issues/418
     source: "new-api proxy",
     status: 400,
-    body: { error: { message: "Unknown parameter: 'stream_options'. (request id: 20240806214436917505976hvsFC5y2)", type: "invalid_request_error", param: "stream_options", code: "unknown_parameter" } },
+    body: {
+      error: {
+        message: "Unknown parameter: 'stream_options'. (request id: 20240806214436917505976hvsFC5y2)",
+        type: "invalid_request_error",
+        param: "stream_options",
+        code: "unknown_parameter",
+      },
+    },
   },
   {
     // https://github.com/songquanpeng/one-api/issues/1423 (Azure OpenAI)
     source: "Azure OpenAI",
     status: 400,
-    body: { error: { message: "Unrecognized request argument supplied: stream_options. Please contact us through an Azure support request.", type: "invalid_request_error", param: null, code: null } },
+    body: {
+      error: {
+        message: "Unrecognized request argument supplied: stream_options. Please contact us through an Azure support request.",
+        type: "invalid_request_error",
+        param: null,
+        code: null,
+      },
+    },
   },
 ];
 
@@ -359,7 +373,11 @@ describe("negotiate: endpoint-level latches", () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       // https://github.com/livekit/agents/issues/2253
       context.server.script(
-        { kind: "error", status: 400, body: { code: "Client specified an invalid argument", error: "Invalid request content: `strict` mode on function call is currently not supported." } },
+        {
+          kind: "error",
+          status: 400,
+          body: { code: "Client specified an invalid argument", error: "Invalid request content: `strict` mode on function call is currently not supported." },
+        },
         turn({ content: "ok" }),
       );
       await sendTurn(context, { model: M }, { tools: true });
@@ -423,7 +441,9 @@ describe("negotiate: isolation", () => {
       const asKey = async (apiKey: string) => {
         const supports = capabilitiesForIn(context.state, context.server.baseUrl, apiKey);
         const client = getClientIn(context.state, { baseUrl: context.server.baseUrl, apiKey });
-        return negotiate(supports, (current, produced, model) => streamTurn(client, bodyFor({ model: M }, current, model) as never, { produced }), { model: M });
+        return negotiate(supports, (current, produced, model) => streamTurn(client, bodyFor({ model: M }, current, model) as never, { produced }), {
+          model: M,
+        });
       };
       const refused = STREAM_OPTIONS_WORDINGS[0] as { status: number; body: unknown };
       context.server.script({ kind: "error", status: refused.status, body: refused.body }, turn({ content: "a" }), turn({ content: "b" }));
@@ -442,16 +462,26 @@ describe("negotiate: the reasoning effort", () => {
   const bare = (value: string) => ({
     kind: "error" as const,
     status: 400,
-    body: { error: { message: `Unsupported value: 'reasoning_effort' does not support '${value}' with this model.`, type: "invalid_request_error", param: "reasoning_effort", code: "unsupported_value" } },
+    body: {
+      error: {
+        message: `Unsupported value: 'reasoning_effort' does not support '${value}' with this model.`,
+        type: "invalid_request_error",
+        param: "reasoning_effort",
+        code: "unsupported_value",
+      },
+    },
   });
 
   it("re-sends at the cheapest listed value above the refused one", async () => {
-    await withEndpoint({ profile: "openai", refuse: { reasoningEffort: ["none", "minimal", "low"], supportedEfforts: ["medium", "high"] } }, async (context) => {
-      context.server.script(turn({ content: "ok" }));
-      await sendTurn(context, { model: M, reasoningEffort: "none" });
-      expect(context.server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["none", "medium"]);
-      expect(modelCapabilitiesForIn(context.state, context.server.baseUrl, undefined, M).refusedEfforts.sort()).toEqual(["low", "minimal", "none"]);
-    });
+    await withEndpoint(
+      { profile: "openai", refuse: { reasoningEffort: ["none", "minimal", "low"], supportedEfforts: ["medium", "high"] } },
+      async (context) => {
+        context.server.script(turn({ content: "ok" }));
+        await sendTurn(context, { model: M, reasoningEffort: "none" });
+        expect(context.server.chatBodies().map((body) => body.reasoning_effort)).toEqual(["none", "medium"]);
+        expect(modelCapabilitiesForIn(context.state, context.server.baseUrl, undefined, M).refusedEfforts.sort()).toEqual(["low", "minimal", "none"]);
+      },
+    );
   });
 
   it("walks the ladder a rung per refusal when nothing is listed, with a notice stepping up from none", async () => {
@@ -497,7 +527,13 @@ describe("negotiate: what goes to the caller", () => {
     { what: "a temperature out of range", refuse: { temperatureMax: 2 }, config: { model: M, temperature: 3 } },
     { what: "a schema the server finds invalid", refuse: { invalidSchema: true }, config: { model: M }, wants: { format: true } },
     { what: "a refused field nobody said was droppable", refuse: { fields: ["min_p"] }, config: { model: M, extraBody: { min_p: 0.1 } }, droppable: [] },
-    { what: "tools refused outright (llama.cpp without --jinja, a 500)", refuse: { tools: true }, config: { model: M }, wants: { tools: true }, profile: "llama.cpp" },
+    {
+      what: "tools refused outright (llama.cpp without --jinja, a 500)",
+      refuse: { tools: true },
+      config: { model: M },
+      wants: { tools: true },
+      profile: "llama.cpp",
+    },
     { what: "tools refused outright (OpenRouter, a 404)", refuse: { tools: true }, config: { model: M }, wants: { tools: true }, profile: "openrouter" },
   ];
   for (const entry of cases) {
@@ -515,7 +551,7 @@ describe("negotiate: what goes to the caller", () => {
 
   it("changes nothing model-level without the model option", async () => {
     await withEndpoint({ profile: "openai", refuse: { temperature: true } }, async (context) => {
-      const attempt = negotiate(context.supports, (supports, produced) =>
+      const attempt = negotiate(context.supports, (_supports, produced) =>
         streamTurn(context.client, { model: M, messages: [{ role: "user", content: "hi" }], temperature: 0.2 }, { produced }),
       );
       await expect(attempt).rejects.toMatchObject({ status: 400 });
@@ -526,7 +562,18 @@ describe("negotiate: what goes to the caller", () => {
   it("drops a nested name at its top-level field, with a notice naming it", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
       context.server.script(
-        { kind: "error", status: 400, body: { error: { message: "Unknown parameter: 'chat_template_kwargs.enable_thinking'.", type: "invalid_request_error", param: "chat_template_kwargs.enable_thinking", code: "unknown_parameter" } } },
+        {
+          kind: "error",
+          status: 400,
+          body: {
+            error: {
+              message: "Unknown parameter: 'chat_template_kwargs.enable_thinking'.",
+              type: "invalid_request_error",
+              param: "chat_template_kwargs.enable_thinking",
+              code: "unknown_parameter",
+            },
+          },
+        },
         turn({ content: "ok" }),
       );
       await sendTurn(context, { model: M, extraBody: { chat_template_kwargs: { enable_thinking: false } } });
@@ -580,21 +627,33 @@ describe("negotiate: what goes to the caller", () => {
   });
 
   it("answers a refusal naming no field with at most one re-send per droppable field, each with a notice, then the caller's error", async () => {
-    await withEndpoint({ profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Invalid request", type: "invalid_request_error" } } }) }, async (context) => {
-      const error = await sendTurn(context, { model: M, temperature: 0.2, extraBody: { min_p: 0.1, top_k: 20 } }, {}, { droppable: ["min_p", "top_k"] }).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(Error);
-      const bodies = context.server.chatBodies();
-      expect(bodies).toHaveLength(3);
-      expect(bodies.map((body) => ["min_p", "top_k"].filter((field) => field in body))).toEqual([["min_p", "top_k"], ["top_k"], []]);
-      // temperature was never marked droppable, so every request still carries it.
-      expect(bodies.every((body) => body.temperature === 0.2)).toBe(true);
-      expect(context.notices.filter((notice) => notice.includes("without naming a field"))).toHaveLength(2);
-    });
+    await withEndpoint(
+      { profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Invalid request", type: "invalid_request_error" } } }) },
+      async (context) => {
+        const error = await sendTurn(
+          context,
+          { model: M, temperature: 0.2, extraBody: { min_p: 0.1, top_k: 20 } },
+          {},
+          { droppable: ["min_p", "top_k"] },
+        ).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(Error);
+        const bodies = context.server.chatBodies();
+        expect(bodies).toHaveLength(3);
+        expect(bodies.map((body) => ["min_p", "top_k"].filter((field) => field in body))).toEqual([["min_p", "top_k"], ["top_k"], []]);
+        // temperature was never marked droppable, so every request still carries it.
+        expect(bodies.every((body) => body.temperature === 0.2)).toBe(true);
+        expect(context.notices.filter((notice) => notice.includes("without naming a field"))).toHaveLength(2);
+      },
+    );
   });
 
   it("ends in a NegotiationError when the refusal names a droppable field the request did not send", async () => {
     await withEndpoint({ profile: "openai" }, async (context) => {
-      context.server.script({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k", type: "invalid_request_error" } } });
+      context.server.script({
+        kind: "error",
+        status: 400,
+        body: { error: { message: "Unrecognized request argument supplied: top_k", type: "invalid_request_error" } },
+      });
       const error = await sendTurn(context, { model: M, extraBody: { min_p: 0.1 } }, {}, { droppable: ["min_p", "top_k"] }).catch((caught: unknown) => caught);
       expect(NegotiationError.is(error)).toBe(true);
       expect(String((error as Error).message)).toMatch(/did not send/);
@@ -603,14 +662,17 @@ describe("negotiate: what goes to the caller", () => {
   });
 
   it("stops within a bounded number of requests without the body to check", async () => {
-    await withEndpoint({ profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k" } } }) }, async (context) => {
-      const error = await negotiate(context.supports, (_supports, produced) => streamTurn(context.client, { model: M, messages: [] }, { produced }), {
-        model: M,
-        droppable: ["top_k"],
-      }).catch((caught: unknown) => caught);
-      expect(NegotiationError.is(error)).toBe(true);
-      expect(context.server.chatBodies().length).toBeLessThanOrEqual(2);
-    });
+    await withEndpoint(
+      { profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k" } } }) },
+      async (context) => {
+        const error = await negotiate(context.supports, (_supports, produced) => streamTurn(context.client, { model: M, messages: [] }, { produced }), {
+          model: M,
+          droppable: ["top_k"],
+        }).catch((caught: unknown) => caught);
+        expect(NegotiationError.is(error)).toBe(true);
+        expect(context.server.chatBodies().length).toBeLessThanOrEqual(2);
+      },
+    );
   });
 
   const shapes: Array<{ name: string; status: number; body: unknown }> = [
@@ -669,7 +731,7 @@ describe("negotiate: reading refusals", () => {
     ["Unknown parameter: 'min_p'.", "min_p"],
     ["[{'type': 'extra_forbidden', 'loc': ('body', 'min_p'), 'msg': 'Extra inputs are not permitted', 'input': 0.1}]", "min_p"],
     ["min_p: Extra inputs are not permitted", "min_p"],
-    ["Invalid JSON payload received. Unknown name \"min_p\": Cannot find field.", "min_p"],
+    ['Invalid JSON payload received. Unknown name "min_p": Cannot find field.', "min_p"],
   ];
   for (const [message, expected] of wordings) {
     it(`reads the refused fields out of "${message.slice(0, 48)}"`, async () => {
@@ -702,13 +764,17 @@ describe("negotiate: reading refusals", () => {
     const { decideRefusal } = await import("../../src/wire/refusal.js");
     // test/fixtures/llama.cpp/refusals.json, repetitionBound: a maxLength of 100000.
     const error = { status: 400, error: { code: 400, message: "Failed to initialize samplers: failed to parse grammar", type: "invalid_request_error" } };
-    const decision = decideRefusal(error, { strictSchemas: true, usageInStream: true }, freshModelCapabilities(), "m", [], { response_format: { type: "json_schema" } });
+    const decision = decideRefusal(error, { strictSchemas: true, usageInStream: true }, freshModelCapabilities(), "m", [], {
+      response_format: { type: "json_schema" },
+    });
     expect(decision.kind === "answer" && decision.answers.map((answer) => answer.latch)).toEqual(["strictSchemas"]);
   });
 
   it("does not take the spelling a refusal suggests for a refused field", async () => {
     const { readRefusal } = await import("../../src/wire/refusal.js");
-    const reading = readRefusal({ error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." } });
+    const reading = readRefusal({
+      error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." },
+    });
     expect(reading.fields).toEqual(["max_tokens"]);
   });
 });

@@ -99,9 +99,7 @@ describe("getClient", () => {
     const server = await serve({ profile: "openai" });
     server.script({ kind: "stall", beforeHeaders: true });
     const client = getClientIn(fresh(), { baseUrl: server.baseUrl, requestTimeoutSeconds: 0.15 });
-    await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(
-      APIConnectionTimeoutError,
-    );
+    await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(APIConnectionTimeoutError);
   });
 
   it("reuses keep-alive connections rather than opening one per call, and closes them when the state is cleared", async () => {
@@ -258,7 +256,18 @@ describe("contextLimitFor", () => {
     const server = await serve({
       profile: "llama.cpp",
       contextWindow: 8_192,
-      routes: Object.fromEntries(["GET /v1/models", "GET /props", "GET /api/v0/models"].map((route) => [route, () => (loading ? loadingBody : { kind: "json" as const, body: route === "GET /v1/models" ? { object: "list", data: [{ id: "loopback-model", meta: { n_ctx: 8_192, n_ctx_train: 131_072 } }] } : {} })])),
+      routes: Object.fromEntries(
+        ["GET /v1/models", "GET /props", "GET /api/v0/models"].map((route) => [
+          route,
+          () =>
+            loading
+              ? loadingBody
+              : {
+                  kind: "json" as const,
+                  body: route === "GET /v1/models" ? { object: "list", data: [{ id: "loopback-model", meta: { n_ctx: 8_192, n_ctx_train: 131_072 } }] } : {},
+                },
+        ]),
+      ),
     });
     const state = fresh();
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
@@ -302,7 +311,11 @@ describe("contextLimitFor", () => {
         // ollama/ollama api/types.go: ProcessModelResponse carries name, model and context_length.
         "GET /api/ps": () => ({
           kind: "json" as const,
-          body: { models: loaded ? [{ name: "qwen3:latest", model: "qwen3:latest", size: 6_000_000_000, context_length: 4_096, expires_at: "2026-01-01T00:00:00Z" }] : [] },
+          body: {
+            models: loaded
+              ? [{ name: "qwen3:latest", model: "qwen3:latest", size: 6_000_000_000, context_length: 4_096, expires_at: "2026-01-01T00:00:00Z" }]
+              : [],
+          },
         }),
       },
     });
@@ -542,12 +555,39 @@ describe("servedWindow", () => {
 
 describe("base URLs from outside", () => {
   it("normalises a normalised base URL to itself, with or without an authority", () => {
-    const part = fc.constantFrom("a", ":", "/", "//", "?", "#", "@", "h", "x:", "http:", "http://", ".", "..", "%2F", " ", "\\", "[", "]", "1", "8080", "\t", "Ab", "v1");
+    const part = fc.constantFrom(
+      "a",
+      ":",
+      "/",
+      "//",
+      "?",
+      "#",
+      "@",
+      "h",
+      "x:",
+      "http:",
+      "http://",
+      ".",
+      "..",
+      "%2F",
+      " ",
+      "\\",
+      "[",
+      "]",
+      "1",
+      "8080",
+      "\t",
+      "Ab",
+      "v1",
+    );
     fc.assert(
-      fc.property(fc.array(part, { maxLength: 10 }).map((parts) => parts.join("")), (written) => {
-        const once = normaliseBaseUrl(written);
-        expect(normaliseBaseUrl(once)).toBe(once);
-      }),
+      fc.property(
+        fc.array(part, { maxLength: 10 }).map((parts) => parts.join("")),
+        (written) => {
+          const once = normaliseBaseUrl(written);
+          expect(normaliseBaseUrl(once)).toBe(once);
+        },
+      ),
       { numRuns: 5000 },
     );
     expect(normaliseBaseUrl("x: #")).toBe(normaliseBaseUrl(normaliseBaseUrl("x: #")));

@@ -24,7 +24,14 @@ async function withEndpoint(options: EndpointOptions, run: (context: Context) =>
   const server = await startEndpoint(options);
   const state = createState();
   try {
-    await run({ server, state, client: getClientIn(state, { baseUrl: server.baseUrl }), supports: capabilitiesForIn(state, server.baseUrl), notices: [], output: [] });
+    await run({
+      server,
+      state,
+      client: getClientIn(state, { baseUrl: server.baseUrl }),
+      supports: capabilitiesForIn(state, server.baseUrl),
+      notices: [],
+      output: [],
+    });
   } finally {
     clearState(state);
     await server.close();
@@ -71,7 +78,11 @@ describe("continueTurn", () => {
     await withEndpoint({}, async (context) => {
       const base: Turn = { content: "done", toolCalls: [], usage: { prompt: 1, completion: 1, total: 2, cached: 0 }, finishReason: "stop", reasoning: "" };
       const call = { id: "c", type: "function" as const, function: { name: "f", arguments: '{"a":' } };
-      for (const given of [base, { ...base, finishReason: "length", toolCalls: [call] }, { ...base, finishReason: "length", content: "", reasoning: "thinking about" }]) {
+      for (const given of [
+        base,
+        { ...base, finishReason: "length", toolCalls: [call] },
+        { ...base, finishReason: "length", content: "", reasoning: "thinking about" },
+      ]) {
         expect(isContinuable(given)).toBe(false);
         expect(await continueIt(context, given)).toBe(given);
       }
@@ -137,7 +148,10 @@ describe("continueTurn", () => {
   it("takes off the prefill a reply that is not streamed holds before the new text", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
       const first = await cutOff(context);
-      const completion = { object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: `${CUT}, on the Seine.` }, finish_reason: "stop" }] };
+      const completion = {
+        object: "chat.completion",
+        choices: [{ index: 0, message: { role: "assistant", content: `${CUT}, on the Seine.` }, finish_reason: "stop" }],
+      };
       context.server.script({ kind: "json", body: completion });
       const joined = await continueIt(context, first);
       expect(joined.content).toBe(`${CUT}, on the Seine.`);
@@ -201,7 +215,13 @@ describe("continueTurn", () => {
       context.server.script({
         kind: "error",
         status: 400,
-        body: { error: { message: "This model's maximum context length is 16 tokens. However, your messages resulted in 40 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } },
+        body: {
+          error: {
+            message: "This model's maximum context length is 16 tokens. However, your messages resulted in 40 tokens.",
+            type: "invalid_request_error",
+            code: "context_length_exceeded",
+          },
+        },
       });
       expect(await continueIt(context, first)).toBe(first);
       expect(context.notices).toHaveLength(1);
@@ -235,7 +255,11 @@ describe("continueTurn", () => {
   it("sends one continuation by default and up to maxContinuations when asked", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
       const first = await cutOff(context);
-      context.server.script(turn({ content: " second", finishReason: "length" }), turn({ content: " third", finishReason: "length" }), turn({ content: " fourth", finishReason: "stop" }));
+      context.server.script(
+        turn({ content: " second", finishReason: "length" }),
+        turn({ content: " third", finishReason: "length" }),
+        turn({ content: " fourth", finishReason: "stop" }),
+      );
       const once = await continueIt(context, first);
       expect(once.continuations).toBe(1);
       expect(once.finishReason).toBe("length");
@@ -248,12 +272,34 @@ describe("continueTurn", () => {
 });
 
 describe("joinTurns", () => {
-  const piece = (over: Partial<Turn>): Turn => ({ content: "", toolCalls: [], usage: { prompt: 10, completion: 5, total: 15, cached: 0 }, finishReason: "length", reasoning: "", ...over });
+  const piece = (over: Partial<Turn>): Turn => ({
+    content: "",
+    toolCalls: [],
+    usage: { prompt: 10, completion: 5, total: 15, cached: 0 },
+    finishReason: "length",
+    reasoning: "",
+    ...over,
+  });
 
   it("sums counts and timings, and drops a field only one piece reported", () => {
     const joined = joinTurns(
-      piece({ content: "a", reasoning: "r1", usage: { prompt: 10, completion: 5, total: 15, cached: 2, uncached: 8 }, timings: { promptN: 8, predictedMs: 100, draftN: 3 }, firstTokenMs: 40, durationMs: 200 }),
-      piece({ content: "b", reasoning: "r2", usage: { prompt: 12, completion: 6, total: 18, cached: 10, reasoningTokens: 3 }, timings: { promptN: 2, predictedMs: 50 }, firstTokenMs: 10, durationMs: 100, finishReason: "stop" }),
+      piece({
+        content: "a",
+        reasoning: "r1",
+        usage: { prompt: 10, completion: 5, total: 15, cached: 2, uncached: 8 },
+        timings: { promptN: 8, predictedMs: 100, draftN: 3 },
+        firstTokenMs: 40,
+        durationMs: 200,
+      }),
+      piece({
+        content: "b",
+        reasoning: "r2",
+        usage: { prompt: 12, completion: 6, total: 18, cached: 10, reasoningTokens: 3 },
+        timings: { promptN: 2, predictedMs: 50 },
+        firstTokenMs: 10,
+        durationMs: 100,
+        finishReason: "stop",
+      }),
     );
     expect(joined).toEqual({
       content: "ab",

@@ -57,7 +57,12 @@ describe("latches on a shared backend", () => {
       expect(first.calls.published).toHaveLength(1);
       expect(second.calls.published).toEqual([]);
       expect(server.chatRequests().filter((request) => request.refused !== undefined)).toHaveLength(1);
-      expect(server.chatBodies().slice(1).every((body) => !("min_p" in body))).toBe(true);
+      expect(
+        server
+          .chatBodies()
+          .slice(1)
+          .every((body) => !("min_p" in body)),
+      ).toBe(true);
     } finally {
       a.reset();
       b.reset();
@@ -85,11 +90,18 @@ describe("latches on a shared backend", () => {
   it("ignores latches it cannot read, and lets no name from them reach a prototype", () => {
     const state = createState();
     const known = new Set<string>();
-    for (const blob of [undefined, "text", { version: 2, endpoints: [{ baseUrl: "http://h/v1", key: "", strictSchemas: false }] }, { version: 1, endpoints: "no" }]) {
+    for (const blob of [
+      undefined,
+      "text",
+      { version: 2, endpoints: [{ baseUrl: "http://h/v1", key: "", strictSchemas: false }] },
+      { version: 1, endpoints: "no" },
+    ]) {
       receiveLatchesIn(state, known, blob);
     }
     expect(exportCapabilitiesIn(state).endpoints).toEqual([]);
-    const hostile = JSON.parse('{"version":1,"endpoints":[{"baseUrl":"http://h/v1","key":"","__proto__":{"polluted":true},"models":{"__proto__":{"droppedFields":["x"]}}}]}');
+    const hostile = JSON.parse(
+      '{"version":1,"endpoints":[{"baseUrl":"http://h/v1","key":"","__proto__":{"polluted":true},"models":{"__proto__":{"droppedFields":["x"]}}}]}',
+    );
     receiveLatchesIn(state, known, hostile);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).droppedFields).toBeUndefined();

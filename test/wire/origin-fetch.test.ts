@@ -76,7 +76,9 @@ describe("a cross-origin redirect", () => {
   }
 
   it("keeps the endpoint's headers on a redirect within its own origin", async () => {
-    const target: EndpointServer = await startEndpoint({ routes: { "GET /old/models": { kind: "json", status: 307, body: {}, headers: { location: "/v1/models" } } } });
+    const target: EndpointServer = await startEndpoint({
+      routes: { "GET /old/models": { kind: "json", status: 307, body: {}, headers: { location: "/v1/models" } } },
+    });
     closers.push(() => target.close());
     const state: RuntimeState = createState();
     closers.push(async () => clearState(state));

@@ -86,13 +86,19 @@ describe("buildBody", () => {
     const config = { model: "m", temperature: 0.3 };
     expect(buildBody(config, freshEndpointCapabilities(), undefined, messages)).not.toHaveProperty("temperature");
     expect(buildBody(config, freshEndpointCapabilities(), freshModelCapabilities(), messages)).toMatchObject({ temperature: 0.3 });
-    expect(buildBody(config, freshEndpointCapabilities(), { ...freshModelCapabilities(), chosenTemperature: false }, messages)).not.toHaveProperty("temperature");
+    expect(buildBody(config, freshEndpointCapabilities(), { ...freshModelCapabilities(), chosenTemperature: false }, messages)).not.toHaveProperty(
+      "temperature",
+    );
   });
 
   it("sends the reasoning effort effortFor answers", () => {
     const config = { model: "m", reasoningEffort: "none" };
-    expect(buildBody(config, freshEndpointCapabilities(), { ...freshModelCapabilities(), refusedEfforts: ["none"] }, messages)).toMatchObject({ reasoning_effort: "minimal" });
-    expect(buildBody({ model: "m", reasoningEffort: "off" }, freshEndpointCapabilities(), freshModelCapabilities(), messages)).not.toHaveProperty("reasoning_effort");
+    expect(buildBody(config, freshEndpointCapabilities(), { ...freshModelCapabilities(), refusedEfforts: ["none"] }, messages)).toMatchObject({
+      reasoning_effort: "minimal",
+    });
+    expect(buildBody({ model: "m", reasoningEffort: "off" }, freshEndpointCapabilities(), freshModelCapabilities(), messages)).not.toHaveProperty(
+      "reasoning_effort",
+    );
   });
 
   it("merges extraBody last: it overrides temperature but never model, messages, stream or tools", () => {
@@ -109,7 +115,12 @@ describe("buildBody", () => {
 
   it("leaves out the fields the model refused, from extraBody too", () => {
     const model = { ...freshModelCapabilities(), droppedFields: ["min_p", "chat_template_kwargs"], chosenTemperature: false };
-    const body = buildBody({ model: "m", extraBody: { min_p: 0.1, top_k: 5, temperature: 0.2, chat_template_kwargs: { a: 1 } } }, freshEndpointCapabilities(), model, messages);
+    const body = buildBody(
+      { model: "m", extraBody: { min_p: 0.1, top_k: 5, temperature: 0.2, chat_template_kwargs: { a: 1 } } },
+      freshEndpointCapabilities(),
+      model,
+      messages,
+    );
     expect(body).toMatchObject({ top_k: 5 });
     expect(body).not.toHaveProperty("min_p");
     expect(body).not.toHaveProperty("temperature");

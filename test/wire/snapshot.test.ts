@@ -76,7 +76,11 @@ describe("importCapabilities", () => {
     expect(importCapabilitiesIn(target, blob)).toEqual({ endpoints: 1, models: 1, ignored: [] });
     expect(capabilitiesForIn(target, "http://x/v1", "k").strictSchemas).toBe(false);
     expect(capabilitiesForIn(target, "http://x/v1", "other").strictSchemas).toBe(true);
-    expect(modelCapabilitiesForIn(target, "http://x/v1", "k", "m")).toMatchObject({ legacyTokenLimit: false, assistantPrefill: false, refusedEfforts: ["none", "minimal"] });
+    expect(modelCapabilitiesForIn(target, "http://x/v1", "k", "m")).toMatchObject({
+      legacyTokenLimit: false,
+      assistantPrefill: false,
+      refusedEfforts: ["none", "minimal"],
+    });
     expect(exportCapabilitiesIn(target)).toEqual(exportCapabilitiesIn(source));
   });
 
@@ -148,7 +152,8 @@ describe("importCapabilities", () => {
       const send = (state: ReturnType<typeof createState>) =>
         negotiate(
           capabilitiesForIn(state, server.baseUrl),
-          (supports, produced, model) => streamTurn(getClientIn(state, { baseUrl: server.baseUrl }), buildBody(config, supports, model, messages), { produced }),
+          (supports, produced, model) =>
+            streamTurn(getClientIn(state, { baseUrl: server.baseUrl }), buildBody(config, supports, model, messages), { produced }),
           { model: config.model },
         );
       server.script(turn({ content: "one" }), turn({ content: "two" }));
@@ -174,7 +179,8 @@ describe("importCapabilities", () => {
       const send = (state: ReturnType<typeof createState>) =>
         negotiate(
           capabilitiesForIn(state, server.baseUrl),
-          (supports, produced, model) => streamTurn(getClientIn(state, { baseUrl: server.baseUrl }), buildBody(config, supports, model, messages), { produced }),
+          (supports, produced, model) =>
+            streamTurn(getClientIn(state, { baseUrl: server.baseUrl }), buildBody(config, supports, model, messages), { produced }),
           { model: config.model, droppable: ["min_p"] },
         );
       server.script(turn({ content: "one" }), turn({ content: "two" }));
@@ -218,13 +224,19 @@ describe("a grammar-constrained endpoint in a snapshot", () => {
 
   it("turns strict schemas off on import even where the blob left strictSchemas out", () => {
     const state = createState();
-    importCapabilitiesIn(state, { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: true }] });
+    importCapabilitiesIn(state, {
+      version: CAPABILITIES_SNAPSHOT_VERSION,
+      endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: true }],
+    });
     expect(capabilitiesForIn(state, "http://llama:8080/v1")).toMatchObject({ grammarConstrained: true, strictSchemas: false });
   });
 
   it("ignores a grammarConstrained that is not a boolean, saying where, and keeps the rest of the entry", () => {
     const state = createState();
-    const result = importCapabilitiesIn(state, { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: "yes", usageInStream: false }] });
+    const result = importCapabilitiesIn(state, {
+      version: CAPABILITIES_SNAPSHOT_VERSION,
+      endpoints: [{ baseUrl: "http://llama:8080/v1", key: "", grammarConstrained: "yes", usageInStream: false }],
+    });
     expect(result).toEqual({ endpoints: 1, models: 0, ignored: ["endpoints[0].grammarConstrained: not a boolean"] });
     expect(capabilitiesForIn(state, "http://llama:8080/v1")).toMatchObject({ grammarConstrained: false, strictSchemas: true, usageInStream: false });
   });

@@ -7,7 +7,15 @@ import { getClientIn } from "../../src/wire/client.js";
 import { createState, clearState } from "../../src/state/state.js";
 import { SseSplitter } from "../../src/wire/sse.js";
 import { EndpointSilent, isOverflow, isTransient } from "../../src/text/retry.js";
-import { MalformedStreamEvent, StreamErrorEvent, StreamInterrupted, readUsage, streamTurn, type Produced, type StreamTurnOptions } from "../../src/wire/stream.js";
+import {
+  MalformedStreamEvent,
+  StreamErrorEvent,
+  StreamInterrupted,
+  readUsage,
+  streamTurn,
+  type Produced,
+  type StreamTurnOptions,
+} from "../../src/wire/stream.js";
 import type { Turn } from "../../src/shapes/config.js";
 import { profileNamed } from "../../src/testing/profiles.js";
 import { buildTurnChunks } from "../../src/testing/turns.js";
@@ -103,7 +111,9 @@ describe("streamTurn", () => {
       expect(output.join("")).toBe("The answer is 4.");
       expect(thinking.join("")).toBe("2+2 is 4");
       // llama-server names a call with 32 random letters and digits (test/fixtures/llama.cpp/tool-calls.json).
-      expect(result.toolCalls).toEqual([{ id: expect.stringMatching(/^[A-Za-z0-9]{32}$/), type: "function", function: { name: "add", arguments: '{"a":2,"b":2}' } }]);
+      expect(result.toolCalls).toEqual([
+        { id: expect.stringMatching(/^[A-Za-z0-9]{32}$/), type: "function", function: { name: "add", arguments: '{"a":2,"b":2}' } },
+      ]);
       expect(result.finishReason).toBe("tool_calls");
       expect(server.chatBodies()[0]?.stream).toBe(true);
     });
@@ -120,7 +130,11 @@ describe("streamTurn", () => {
       const { server, client } = await endpoint();
       server.script({
         kind: "stream",
-        chunks: [chunk({ reasoning_content: "", reasoning: "from vLLM" }), chunk({ reasoning_content: "same", reasoning: "same" }), chunk({ content: "ok" }, "stop")],
+        chunks: [
+          chunk({ reasoning_content: "", reasoning: "from vLLM" }),
+          chunk({ reasoning_content: "same", reasoning: "same" }),
+          chunk({ content: "ok" }, "stop"),
+        ],
       });
       expect((await streamTurn(client, body)).reasoning).toBe("from vLLMsame");
     });
@@ -142,7 +156,15 @@ describe("streamTurn", () => {
     it("puts tool-call arguments split over 200 chunks back together exactly", async () => {
       const { server, client } = await endpoint("openai");
       const args = JSON.stringify({ path: "src/ünïcödé/🙂.ts", text: "line\n".repeat(120), nested: { list: Array.from({ length: 40 }, (_, i) => i) } });
-      server.script(turn({ toolCalls: [{ name: "write_file", arguments: args }, { name: "second", arguments: "{}" }], pieces: 200 }));
+      server.script(
+        turn({
+          toolCalls: [
+            { name: "write_file", arguments: args },
+            { name: "second", arguments: "{}" },
+          ],
+          pieces: 200,
+        }),
+      );
       const result = await streamTurn(client, body);
       expect(result.toolCalls.map((call) => call.function)).toEqual([
         { name: "write_file", arguments: args },
@@ -171,7 +193,14 @@ describe("streamTurn", () => {
 
     it("reads two parallel calls Ollama streams both at index 0 as two calls with their own arguments", async () => {
       const { server, client } = await endpoint("ollama");
-      server.script(turn({ toolCalls: [{ name: "read", arguments: { path: "a.ts" } }, { name: "read", arguments: { path: "b.ts" } }] }));
+      server.script(
+        turn({
+          toolCalls: [
+            { name: "read", arguments: { path: "a.ts" } },
+            { name: "read", arguments: { path: "b.ts" } },
+          ],
+        }),
+      );
       const result = await streamTurn(client, body);
       expect(result.toolCalls.map((call) => [call.id, call.function.name, call.function.arguments])).toEqual([
         ["call_0", "read", '{"path":"a.ts"}'],
@@ -182,8 +211,12 @@ describe("streamTurn", () => {
     it("assembles one call from a vLLM stream that repeats the call's id on every chunk", async () => {
       const { server, client } = await endpoint("vllm");
       server.script(turn({ toolCalls: [{ name: "write", arguments: { path: "a.ts", text: "x".repeat(40) } }], pieces: 6 }));
-      const pieces = buildTurnChunks(profileNamed("vllm"), { toolCalls: [{ name: "write", arguments: { path: "a.ts", text: "x".repeat(40) } }], pieces: 6 }, { model: "m", includeUsage: false, usage: { prompt: 1, cached: undefined } });
-      const ids = pieces.flatMap((piece) => (typeof piece === "string" ? [] : JSON.stringify(piece).match(/"id":"call_0"/g) ?? []));
+      const pieces = buildTurnChunks(
+        profileNamed("vllm"),
+        { toolCalls: [{ name: "write", arguments: { path: "a.ts", text: "x".repeat(40) } }], pieces: 6 },
+        { model: "m", includeUsage: false, usage: { prompt: 1, cached: undefined } },
+      );
+      const ids = pieces.flatMap((piece) => (typeof piece === "string" ? [] : (JSON.stringify(piece).match(/"id":"call_0"/g) ?? [])));
       expect(ids.length).toBeGreaterThan(1);
       const result = await streamTurn(client, body);
       expect(result.toolCalls.map((call) => [call.id, call.function.name, call.function.arguments])).toEqual([
@@ -335,7 +368,12 @@ describe("streamTurn", () => {
 
     it("maps llama.cpp's timings, draft counts included", async () => {
       const { server, client } = await endpoint("llama.cpp");
-      server.script(turn({ content: "x", timings: { prompt_n: 4, prompt_ms: 128.3, predicted_n: 665, predicted_ms: 20629.2, cache_n: 804, draft_n: 604, draft_n_accepted: 515 } }));
+      server.script(
+        turn({
+          content: "x",
+          timings: { prompt_n: 4, prompt_ms: 128.3, predicted_n: 665, predicted_ms: 20629.2, cache_n: 804, draft_n: 604, draft_n_accepted: 515 },
+        }),
+      );
       const result = await streamTurn(client, body);
       expect(result.timings).toEqual({ promptN: 4, promptMs: 128.3, predictedN: 665, predictedMs: 20629.2, cacheN: 804, draftN: 604, draftAcceptedN: 515 });
     });
@@ -371,7 +409,11 @@ describe("streamTurn", () => {
 
     it("is set by the first chunk carrying text, reasoning or a piece of a tool call", async () => {
       const { server, client } = await endpoint();
-      const pieces: Record<string, unknown>[] = [{ content: "a" }, { reasoning_content: "b" }, { tool_calls: [{ index: 0, id: "c", function: { name: "f" } }] }];
+      const pieces: Record<string, unknown>[] = [
+        { content: "a" },
+        { reasoning_content: "b" },
+        { tool_calls: [{ index: 0, id: "c", function: { name: "f" } }] },
+      ];
       for (const delta of pieces) {
         server.script({ kind: "stall", afterChunks: [chunk({ role: "assistant", content: "" }), chunk(delta)] });
         const produced: Produced = { value: false };
@@ -471,9 +513,7 @@ describe("streamTurn", () => {
     });
 
     it("switches the SDK's own request timer off while the watchdog is armed", async () => {
-      const timed = await timedServer([
-        { waitMs: 400, headers: true, write: event(chunk({ content: "prefill was slow" }, "stop")) + "data: [DONE]\n\n" },
-      ]);
+      const timed = await timedServer([{ waitMs: 400, headers: true, write: event(chunk({ content: "prefill was slow" }, "stop")) + "data: [DONE]\n\n" }]);
       try {
         const client = getClientIn(state, { baseUrl: timed.baseUrl, requestTimeoutSeconds: 0.1 });
         const result = await streamTurn(client, body, { idleMs: 100, firstChunkMs: 3_000 });
@@ -501,7 +541,13 @@ describe("streamTurn", () => {
     it("rejects with a StreamErrorEvent that says what the stream had shown and whether the server blamed itself", async () => {
       const { server, client } = await endpoint("llama.cpp");
       // llama.cpp's words when the model's output stops matching its parser part-way through a reply.
-      const fault = { error: { code: 500, message: "Failed to update streamed response: The model produced output that does not match the expected peg-native format", type: "server_error" } };
+      const fault = {
+        error: {
+          code: 500,
+          message: "Failed to update streamed response: The model produced output that does not match the expected peg-native format",
+          type: "server_error",
+        },
+      };
       server.script({ kind: "stream", chunks: [chunk({ role: "assistant", content: null }), chunk({ content: "riel" }), fault], done: false });
       const error = await streamTurn(client, body).catch((caught: unknown) => caught);
       expect(StreamErrorEvent.is(error)).toBe(true);
@@ -509,13 +555,20 @@ describe("streamTurn", () => {
       expect(error).toMatchObject({ name: "StreamErrorEvent", produced: true, events: 2, serverFault: true, status: undefined });
       expect((error as Error).message).toBe(fault.error.message);
       expect(isTransient(error)).toBe(true);
-      server.script({ kind: "stream", chunks: [{ error: { code: 400, message: "the grammar rejected the tool call", type: "invalid_request_error" } }], done: false });
+      server.script({
+        kind: "stream",
+        chunks: [{ error: { code: 400, message: "the grammar rejected the tool call", type: "invalid_request_error" } }],
+        done: false,
+      });
       expect(await streamTurn(client, body).catch((caught: unknown) => caught)).toMatchObject({ produced: false, events: 0, serverFault: false });
     });
 
     it("reads an error event the way the SDK does", async () => {
       const { server, client } = await endpoint();
-      server.script({ kind: "stream", chunks: [chunk({ content: "a" }), 'event: error\ndata: {"error":{"message":"upstream went away","type":"server_error"}}\n\n'] });
+      server.script({
+        kind: "stream",
+        chunks: [chunk({ content: "a" }), 'event: error\ndata: {"error":{"message":"upstream went away","type":"server_error"}}\n\n'],
+      });
       await expect(streamTurn(client, body)).rejects.toThrow(/upstream went away/);
     });
 
@@ -587,7 +640,10 @@ describe("streamTurn", () => {
 
     it("takes a call's arguments sent as an object as their JSON", async () => {
       const { server, client } = await endpoint();
-      server.script({ kind: "stream", chunks: [chunk({ tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: { a: [1, 2] } } }] }, "tool_calls")] });
+      server.script({
+        kind: "stream",
+        chunks: [chunk({ tool_calls: [{ index: 0, id: "c", function: { name: "f", arguments: { a: [1, 2] } } }] }, "tool_calls")],
+      });
       expect((await streamTurn(client, body)).toolCalls[0]?.function.arguments).toBe('{"a":[1,2]}');
     });
 
@@ -730,9 +786,12 @@ describe("streamTurn", () => {
 
     it("gives the same calls for any chunking of parallel calls, at their own indexes, all at index 0, or with the id on every chunk", async () => {
       const { server, client } = await endpoint();
-      const args = fc.array(fc.json({ maxDepth: 2 }).filter((value) => value !== ""), { minLength: 1, maxLength: 3 }).chain((list) =>
-        fc.tuple(fc.constant(list), fc.tuple(...list.map((value) => cuts(value)))),
-      );
+      const args = fc
+        .array(
+          fc.json({ maxDepth: 2 }).filter((value) => value !== ""),
+          { minLength: 1, maxLength: 3 },
+        )
+        .chain((list) => fc.tuple(fc.constant(list), fc.tuple(...list.map((value) => cuts(value)))));
       await fc.assert(
         fc.asyncProperty(args, fc.constantFrom("each", "zero", "repeat-id"), async ([list, cutList], habit) => {
           const expected = list.map((value, i) => ({ id: `call_${i}`, type: "function", function: { name: `f${i}`, arguments: value } }));
@@ -741,7 +800,9 @@ describe("streamTurn", () => {
             const index = habit === "zero" ? 0 : i;
             const id = `call_${i}`;
             const parts = cutList[i] ?? [];
-            chunks.push(chunk({ tool_calls: [{ index, id, type: "function", function: { name: `f${i}`, arguments: habit === "zero" ? (parts[0] ?? "") : "" } }] }));
+            chunks.push(
+              chunk({ tool_calls: [{ index, id, type: "function", function: { name: `f${i}`, arguments: habit === "zero" ? (parts[0] ?? "") : "" } }] }),
+            );
             for (const part of habit === "zero" ? parts.slice(1) : parts) {
               chunks.push(chunk({ tool_calls: [{ index, ...(habit === "repeat-id" ? { id } : {}), function: { arguments: part } }] }));
             }
@@ -760,7 +821,10 @@ describe("SseSplitter", () => {
   it("hands over the same data lines however the bytes are cut, UTF-8 and CRLF included", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.string({ unit: "grapheme", maxLength: 20 }).filter((value) => !/[\r\n]/.test(value)), { maxLength: 10 }),
+        fc.array(
+          fc.string({ unit: "grapheme", maxLength: 20 }).filter((value) => !/[\r\n]/.test(value)),
+          { maxLength: 10 },
+        ),
         fc.constantFrom("\n", "\r\n", "\r"),
         fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 8 }),
         (values, newline, points) => {

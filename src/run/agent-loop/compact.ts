@@ -26,11 +26,14 @@ export async function compactIfNeeded(run: LoopRun, endpoint: LoopEndpoint): Pro
   if (!plan) return;
   const summarise = options.sideTasks?.summarise ?? defaultSummariser(run.state, run.config, run.config.tasks?.compaction, run.onNotice);
   if (!summarise) {
-    if (!run.compactionWarned) run.onNotice("The window is filling, but compact: true has no compaction task to write the summary, so the transcript was not folded.");
+    if (!run.compactionWarned)
+      run.onNotice("The window is filling, but compact: true has no compaction task to write the summary, so the transcript was not folded.");
     run.compactionWarned = true;
     return;
   }
-  const hooks = settings.hooks ? { run: settings.hooks.run, ...(settings.hooks.context ? { context: settings.hooks.context } : {}), onNote: run.onNotice } : undefined;
+  const hooks = settings.hooks
+    ? { run: settings.hooks.run, ...(settings.hooks.context ? { context: settings.hooks.context } : {}), onNote: run.onNotice }
+    : undefined;
   const signal = options.signal;
   const folded = await compactTranscript(run.transcript, plan, summarise, { ...(hooks ? { hooks } : {}), ...(signal ? { signal } : {}) });
   if (folded !== run.transcript) replaceTranscript(run, folded);

@@ -55,7 +55,11 @@ function resultOf(run: LoopRun, afterTurn: Promise<string[]>): AgentLoopResult {
     preface: run.preface,
     afterTurn,
     ledger: account.ledger,
-    metrics: { ...runMetrics(run.events, { startedAt: run.startedAt, ...(contextLength !== undefined ? { contextLength } : {}) }), ...tools.counts, turnMetrics: account.turns },
+    metrics: {
+      ...runMetrics(run.events, { startedAt: run.startedAt, ...(contextLength !== undefined ? { contextLength } : {}) }),
+      ...tools.counts,
+      turnMetrics: account.turns,
+    },
   };
 }
 
@@ -65,7 +69,11 @@ function resultOf(run: LoopRun, afterTurn: Promise<string[]>): AgentLoopResult {
  */
 export function failure(run: LoopRun, caught: unknown): Error {
   const failed = run.snapshot();
-  const error = ToolIterationLimit.is(caught) ? caught : ContextOverflow.is(caught) ? new AgentLoopOverflow({ cause: caught, run: failed }) : new AgentLoopError({ cause: caught, run: failed });
+  const error = ToolIterationLimit.is(caught)
+    ? caught
+    : ContextOverflow.is(caught)
+      ? new AgentLoopOverflow({ cause: caught, run: failed })
+      : new AgentLoopError({ cause: caught, run: failed });
   run.onEvent({ kind: "error", message: error.message });
   run.onEvent({ kind: "done", outcome: run.options.signal?.aborted ? "stopped" : "failed" });
   return error;

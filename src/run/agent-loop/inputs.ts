@@ -31,12 +31,14 @@ function toolProblem(tool: unknown): string | undefined {
  * @internal
  */
 export function checkLoopInput(options: AgentLoopOptions, resumed = false): void {
-  if (!options || typeof options !== "object") throw new TypeError(`runAgentLoop needs an options object ({ config, messages, tools, dispatch }); given ${quoteGiven(options)}.`);
+  if (!options || typeof options !== "object")
+    throw new TypeError(`runAgentLoop needs an options object ({ config, messages, tools, dispatch }); given ${quoteGiven(options)}.`);
   const config = options.config as unknown;
   if (!config || typeof config !== "object") throw new TypeError(`config must be an object with baseUrl and model; given ${quoteGiven(config)}.`);
   const { model, baseUrl } = config as { model?: unknown; baseUrl?: unknown };
   if (options.client === undefined) checkBaseUrl(baseUrl);
-  if (typeof model !== "string" || model.trim() === "") throw new TypeError(`config.model must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
+  if (typeof model !== "string" || model.trim() === "")
+    throw new TypeError(`config.model must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
   if (!resumed && !Array.isArray(options.messages)) {
     throw new TypeError(`messages must be an array of chat messages ([{ role: "user", content: "…" }]); given ${quoteGiven(options.messages)}.`);
   }
@@ -52,7 +54,15 @@ export function checkLoopInput(options: AgentLoopOptions, resumed = false): void
 }
 
 /** The network error codes that say the endpoint could not be reached at all. */
-const UNREACHABLE_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET", "ERR_INVALID_URL"]);
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ECONNRESET",
+  "ERR_INVALID_URL",
+]);
 
 /** A network error code or a fetch refusal (`bad port`) down an error's cause chain, if any. */
 function unreachableReason(error: unknown): string | undefined {

@@ -173,7 +173,10 @@ export interface AgentLoopMetrics extends RunMetrics {
 }
 
 /** Options for {@link resumeAgentLoop}: the stored state, a person's decisions, and the options the run was started with. */
-export interface ResumeAgentLoopOptions extends Omit<AgentLoopOptions, "messages" | "preselected" | "preselectRouting" | "preselect" | "preselectKeywords" | "loaded" | "ledger"> {
+export interface ResumeAgentLoopOptions extends Omit<
+  AgentLoopOptions,
+  "messages" | "preselected" | "preselectRouting" | "preselect" | "preselectKeywords" | "loaded" | "ledger"
+> {
   /** The state a result awaiting approval handed back, as the object or as its JSON text. */
   state: RunState | string;
   /**
@@ -223,4 +226,3 @@ export interface AgentLoopResult {
   /** What the run cost. */
   metrics: AgentLoopMetrics;
 }
-

@@ -29,11 +29,17 @@ async function gatherHooks(run: LoopRun, prompt: string): Promise<{ context: str
   if (!hooks) return { context: "", preface: "" };
   const signal = run.options.signal;
   // gather's option for the notifier is onNote.
-  const gathered = await gatherIn(run.state, hooks.run, hooks.events, { prompt, ...(hooks.context ?? {}) }, {
-    ...(hooks.maxTokens !== undefined ? { maxTokens: hooks.maxTokens } : {}),
-    ...(signal ? { signal } : {}),
-    onNote: run.onNotice,
-  });
+  const gathered = await gatherIn(
+    run.state,
+    hooks.run,
+    hooks.events,
+    { prompt, ...(hooks.context ?? {}) },
+    {
+      ...(hooks.maxTokens !== undefined ? { maxTokens: hooks.maxTokens } : {}),
+      ...(signal ? { signal } : {}),
+      onNote: run.onNotice,
+    },
+  );
   return { context: gathered.context, preface: typeof hooks.preface === "string" ? hooks.preface : gathered.preface };
 }
 
@@ -43,7 +49,7 @@ async function chooseShortlist(run: LoopRun, prompt: string): Promise<unknown> {
   if (Array.isArray(options.preselected)) return options.preselected;
   if (!run.settings.preselect) return [];
   const task = config.tasks?.toolSelect;
-  const model = typeof task?.model === "string" && task.model !== "" ? task.model : config.toolSelectModel ?? "";
+  const model = typeof task?.model === "string" && task.model !== "" ? task.model : (config.toolSelectModel ?? "");
   if (model === "") return [];
   const preselect = options.sideTasks?.preselect ?? defaultPreselect(run.state, options.usageMemory);
   return askShortlist(preselect, {
@@ -75,7 +81,12 @@ async function openShortlist(run: LoopRun, picked: unknown): Promise<boolean> {
 async function writeProxyShortlist(run: LoopRun): Promise<void> {
   const { shortlist, tools, options } = run;
   const [call, result] = shortlistExchange(shortlist, run.transcript.length, tools.proxyShortlist(shortlist, run.transcript));
-  const request = { id: result.tool_call_id, name: call.tool_calls![0]!.function.name, args: { names: shortlist }, raw: call.tool_calls![0]!.function.arguments };
+  const request = {
+    id: result.tool_call_id,
+    name: call.tool_calls![0]!.function.name,
+    args: { names: shortlist },
+    raw: call.tool_calls![0]!.function.arguments,
+  };
   quietly(options.onToolCall, request);
   run.onEvent({ kind: "tool-call", id: request.id, name: request.name, args: preview(request.args) });
   const content = result.content as string;
