@@ -11,8 +11,8 @@ import { buildBody } from "../src/wire/request-body.js";
 import { runTurnIn } from "../src/turn/run-turn.js";
 import { importCapabilitiesIn } from "../src/wire/snapshot.js";
 import { clearState, createState } from "../src/state/state.js";
-import { createRuntime, defaultRuntime } from "../src/index.js";
-import { readFailure, wordsOf } from "../src/cli/errors.js";
+import { AgentCoreError, createRuntime, defaultRuntime } from "../src/index.js";
+import { CliFailure, readFailure, wordsOf } from "../src/cli/errors.js";
 import { main as runMain, type CliIo } from "../src/cli/main.js";
 import { demoModel, runDemo } from "../src/cli/demo.js";
 import fc from "fast-check";
@@ -185,6 +185,15 @@ describe("the command line", () => {
 });
 
 describe("reading a failure", () => {
+  it("raises the command's failures as errors of the package's one family", () => {
+    const failure = new CliFailure("unreachable", "Nothing answered.", new Error("ECONNREFUSED"));
+    expect(AgentCoreError.is(failure)).toBe(true);
+    expect(CliFailure.is(failure)).toBe(true);
+    expect([failure.name, failure.exitCode, failure.message, (failure.cause as Error).message]).toEqual(["CliFailure", 3, "Nothing answered.", "ECONNREFUSED"]);
+    const arithmetic = new ArithmeticError("Division by zero.");
+    expect(AgentCoreError.is(arithmetic) && ArithmeticError.is(arithmetic)).toBe(true);
+  });
+
   it("finds the HTTP status and the server's words down a wrapped error's cause chain", () => {
     const sdk = Object.assign(new Error("401 Incorrect API key provided"), { status: 401 });
     const wrapped = new Error("", { cause: sdk });

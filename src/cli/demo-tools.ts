@@ -5,7 +5,7 @@
  */
 import { readdir } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { ToolCallRequest, ToolDefinition } from "../index.js";
+import { AgentCoreError, type ToolCallRequest, type ToolDefinition } from "../index.js";
 
 /** The demo's tool declarations, as a request sends them. */
 export const DEMO_TOOLS: readonly ToolDefinition[] = Object.freeze([
@@ -55,8 +55,18 @@ export async function listFiles(root: string, path: unknown): Promise<string> {
 }
 
 /** An arithmetic expression that could not be read or evaluated. */
-export class ArithmeticError extends Error {
-  override readonly name = "ArithmeticError";
+export class ArithmeticError extends AgentCoreError {
+  override readonly name = "ArithmeticError" as const;
+
+  /** Makes the error with the sentence the tool answers the model with. */
+  constructor(message: string) {
+    super({ message });
+  }
+
+  /** Tells an ArithmeticError from anything else without relying on instanceof. */
+  static override is(value: unknown): value is ArithmeticError {
+    return value instanceof Error && value.name === "ArithmeticError";
+  }
 }
 
 /**

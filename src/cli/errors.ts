@@ -4,6 +4,8 @@
  * and the reading of a caught error as one line a person can act on.
  */
 
+import { AgentCoreError } from "../index.js";
+
 /** The exit codes of the `agent-core` command, by what happened. */
 export const EXIT_CODES = Object.freeze({
   /** The command did what it was asked. */
@@ -32,21 +34,21 @@ export type CliFailureKind = Exclude<keyof typeof EXIT_CODES, "ok">;
  *
  * Its message is the one line the command prints; the error it was read from is the `cause`.
  */
-export class CliFailure extends Error {
-  override readonly name = "CliFailure";
+export class CliFailure extends AgentCoreError {
+  override readonly name = "CliFailure" as const;
   /** What kind of failure it is. */
   readonly kind: CliFailureKind;
   /** The exit code the process ends with. */
   readonly exitCode: number;
 
   constructor(kind: CliFailureKind, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
+    super({ message, cause });
     this.kind = kind;
     this.exitCode = EXIT_CODES[kind];
   }
 
   /** Tells a CliFailure from anything else without relying on instanceof. */
-  static is(value: unknown): value is CliFailure {
+  static override is(value: unknown): value is CliFailure {
     return value instanceof CliFailure || (value instanceof Error && value.name === "CliFailure");
   }
 }

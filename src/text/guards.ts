@@ -45,3 +45,11 @@ export function positiveInteger(value: unknown): number | undefined {
 export function nonNegativeNumber(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
+
+/** A value as an input check quotes it: a string in quotes, cut at 80 characters, anything else by its type. */
+export function quoteGiven(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 79)}…` : value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value === "function" ? "a function" : String(value);
+}

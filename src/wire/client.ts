@@ -25,9 +25,11 @@ import {
   type WindowLookupOptions,
 } from "./window-lookup.js";
 import { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
+import { quoteGiven } from "../text/guards.js";
 import { noteListingIn } from "./capabilities-server.js";
 
 export { MAX_BASE_URL_CHARS, normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
+export { quoteGiven } from "../text/guards.js";
 
 export type { ListedModel, WindowLookupOptions };
 
@@ -58,14 +60,6 @@ const POOL = defineSlot<Pool>(
     agent?.close().catch(() => undefined);
   },
 );
-
-/** A value as an input check quotes it: a string in quotes, cut at 80 characters, anything else by its type. */
-export function quoteGiven(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 79)}…` : value);
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : typeof value === "function" ? "a function" : String(value);
-}
 
 /**
  * Checks that a base URL can be sent to: an `http:` or `https:` URL.

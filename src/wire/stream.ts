@@ -12,7 +12,7 @@
 
 import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
-import { quoteGiven } from "./client.js";
+import { quoteGiven } from "../text/guards.js";
 import { SseSplitter } from "./sse.js";
 import { MalformedStreamEvent, TurnReader, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
