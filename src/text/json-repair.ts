@@ -231,21 +231,33 @@ function normaliseNumber(number: string): string {
 function readString(text: string, start: number, quote: number): { json: string; end: number; unterminated: boolean } {
   let value = "";
   let index = start + 1;
-  /** The start of the run of plain characters not yet copied into `value`. */
+  /** The start of the run of characters not yet copied into `value`. */
   let run = index;
+  /** Whether that run holds a `"`, which is escaped as the run is copied. */
+  let quoted = false;
   const length = text.length;
+  const copyRun = (to: number): void => {
+    const piece = text.slice(run, to);
+    value += quoted ? piece.replaceAll('"', '\\"') : piece;
+    quoted = false;
+  };
   while (index < length) {
     const code = text.charCodeAt(index);
     if (code !== BACKSLASH && code !== QUOTE && code !== quote && code >= 0x20) {
       index++;
       continue;
     }
-    if (code === APOSTROPHE && !endsString(text, index + 1)) {
-      // An apostrophe that does not end its single-quoted string is plain text: the run goes on.
+    if (code === quote && endsString(text, index + 1)) {
+      copyRun(index);
+      return { json: `"${value}"`, end: index + 1, unterminated: false };
+    }
+    if (code === QUOTE || code === APOSTROPHE) {
+      // A quote that does not end the string is part of it: the run goes on.
+      if (code === QUOTE) quoted = true;
       index++;
       continue;
     }
-    value += text.slice(run, index);
+    copyRun(index);
     if (code === BACKSLASH) {
       const next = text[index + 1];
       if (next === undefined) {
@@ -269,19 +281,13 @@ function readString(text: string, start: number, quote: number): { json: string;
         value += "\\\\";
         index += 1;
       }
-      run = index;
-      continue;
+    } else {
+      value += escapeControl(text[index] as string);
+      index++;
     }
-    if (code === quote && endsString(text, index + 1)) {
-      return { json: `"${value}"`, end: index + 1, unterminated: false };
-    }
-    if (code === QUOTE) value += '\\"';
-    else if (code < 0x20) value += escapeControl(text[index] as string);
-    else value += text[index];
-    index++;
     run = index;
   }
-  value += text.slice(run, index);
+  copyRun(index);
   return { json: `"${value}`, end: length, unterminated: true };
 }
 
