@@ -459,7 +459,7 @@ describe("runAgentLoop with a usage memory", () => {
     });
   });
 
-  it("has the loop's own preselection read it, settling the shortlist without asking the small model", async () => {
+  it("has the loop's own keyword preselection read it, settling the shortlist without asking the small model", async () => {
     await withLoop(async (server, run, state) => {
       const catalog = desktopCatalog();
       const memory = memoryWith(
@@ -474,6 +474,7 @@ describe("runAgentLoop with a usage memory", () => {
         messages: question(prompt),
         catalog,
         preselect: true,
+        preselectKeywords: true,
         usageMemory: memory,
       });
       expect(server.chatBodies().map((body) => body.model)).toEqual(["loopback-model"]);
