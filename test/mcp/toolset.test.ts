@@ -97,7 +97,7 @@ describe("mcpToolset", () => {
       await until(set, ["zulu", "alpha"]);
       await loop.run(
         { messages: [{ role: "user", content: "hi" }], toolOrder: false, ...set },
-        turn({ toolCalls: [{ name: "alpha", arguments: {} }] }),
+        turn({ toolCalls: [{ id: "call_0", name: "alpha", arguments: {} }] }),
         turn({ content: "two" }),
       );
       const declared = loop.server.chatBodies().map((body) => (body.tools as ToolDefinition[]).map((tool) => tool.function.name));
