@@ -42,7 +42,7 @@ function eventOf(entry: unknown): RunEvent | undefined {
   for (let index = 0; index + 1 < values.length; index += 2) {
     if (values[index] !== "e") continue;
     try {
-      const event = JSON.parse(String(values[index + 1])) as RunEvent;
+      const event: RunEvent = JSON.parse(String(values[index + 1]));
       return event !== null && typeof event === "object" && typeof event.seq === "number" ? Object.freeze(event) : undefined;
     } catch {
       return undefined;

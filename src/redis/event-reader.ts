@@ -186,7 +186,7 @@ export class EventReader {
       const json = fields.get("e");
       if (json === undefined) continue;
       try {
-        const event = JSON.parse(json) as RunEvent;
+        const event: RunEvent = JSON.parse(json);
         if (event !== null && typeof event === "object" && typeof event.seq === "number") {
           batch.push(event);
           if (event.kind === "done") {

@@ -119,7 +119,7 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
 
   /** The next item: the gap notice owed before the next event, else the event. */
   private take(): RunEvent {
-    const event = this.queue[this.head] as RunEvent;
+    const event = this.queue[this.head]!;
     const gap = this.gaps[this.head] as number;
     if (gap > 0) {
       this.gaps[this.head] = 0;

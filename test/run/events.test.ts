@@ -555,10 +555,10 @@ describe("runMetrics", () => {
   });
 
   it("counts durationMs from startedAt where the run started before its first event", () => {
-    const events = [
+    const events: RunEvent[] = [
       { kind: "notice", text: "n", seq: 1, at: 1_200 },
       { kind: "done", outcome: "answered", seq: 2, at: 2_300 },
-    ] as RunEvent[];
+    ];
     expect(runMetrics(events).durationMs).toBe(1_100);
     expect(runMetrics(events, { startedAt: 0 }).durationMs).toBe(2_300);
     expect(runMetrics(events, { startedAt: 1_500 }).durationMs).toBe(1_100);

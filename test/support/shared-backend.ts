@@ -43,8 +43,8 @@ export function sharedHub(): SharedHub {
     if (!follow.active) return;
     const fresh = (runs.get(follow.runId) ?? []).filter((event) => event.seq > follow.after);
     if (fresh.length > 0) {
-      follow.after = (fresh.at(-1) as RunEvent).seq;
-      follow.follower.events(fresh.map((event) => JSON.parse(JSON.stringify(event)) as RunEvent));
+      follow.after = fresh.at(-1)!.seq;
+      follow.follower.events(fresh.map((event): RunEvent => JSON.parse(JSON.stringify(event))));
     }
     if (ended.has(follow.runId) && follow.active) {
       follow.active = false;
