@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import type { ToolCall, ToolMessage } from "../../src/shapes/config.js";
 import { STOPPED_BEFORE_CALL, STOPPED_DURING_CALL, preview, readCalls, readToolResult, runCalls, type Dispatch } from "../../src/run/run-calls.js";
@@ -124,15 +124,23 @@ describe("runCalls", () => {
 
   it("writes results in call order however parallel calls land", async () => {
     const landed: string[] = [];
-    const delays: Record<string, number> = { a: 20, b: 1, c: 10 };
-    const run = await runCalls(readCalls([call("1", "a", "{}"), call("2", "b", "{}"), call("3", "c", "{}")]), {
+    const gates = new Map<string, () => void>();
+    const running = runCalls(readCalls([call("1", "a", "{}"), call("2", "b", "{}"), call("3", "c", "{}")]), {
       parallel: true,
       dispatch: async ({ name }) => {
-        await new Promise((resolve) => setTimeout(resolve, delays[name]));
+        await new Promise<void>((open) => gates.set(name, open));
         return name;
       },
       onToolResult: (result) => landed.push(result.name),
     });
+    await vi.waitFor(() => expect(gates.size).toBe(3));
+    // The calls land in the order b, c, a: each gate opens only once the one before has landed.
+    for (const name of ["b", "c", "a"]) {
+      const count = landed.length;
+      gates.get(name)!();
+      await vi.waitFor(() => expect(landed).toHaveLength(count + 1));
+    }
+    const run = await running;
     expect(landed).toEqual(["b", "c", "a"]);
     expect(run.messages.map((message) => message.tool_call_id)).toEqual(["1", "2", "3"]);
   });
