@@ -58,14 +58,18 @@ export async function listFiles(root: string, path: unknown): Promise<string> {
 export class ArithmeticError extends AgentCoreError {
   override readonly name = "ArithmeticError" as const;
 
+  static {
+    AgentCoreError.mark(this, "ArithmeticError");
+  }
+
   /** Makes the error with the sentence the tool answers the model with. */
   constructor(message: string) {
     super({ message });
   }
 
-  /** Tells an ArithmeticError from anything else without relying on instanceof. */
+  /** Tells an ArithmeticError from anything else, also one from another copy of this package. */
   static override is(value: unknown): value is ArithmeticError {
-    return value instanceof Error && value.name === "ArithmeticError";
+    return AgentCoreError.isNamed(value, "ArithmeticError");
   }
 }
 

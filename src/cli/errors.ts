@@ -41,15 +41,20 @@ export class CliFailure extends AgentCoreError {
   /** The exit code the process ends with. */
   readonly exitCode: number;
 
+  static {
+    AgentCoreError.mark(this, "CliFailure");
+  }
+
+  /** Makes the failure of `kind`; `message` is the line the command prints. */
   constructor(kind: CliFailureKind, message: string, cause?: unknown) {
     super({ message, cause });
     this.kind = kind;
     this.exitCode = EXIT_CODES[kind];
   }
 
-  /** Tells a CliFailure from anything else without relying on instanceof. */
+  /** Tells a CliFailure from anything else, also one from another copy of this package. */
   static override is(value: unknown): value is CliFailure {
-    return value instanceof CliFailure || (value instanceof Error && value.name === "CliFailure");
+    return AgentCoreError.isNamed(value, "CliFailure", "exitCode");
   }
 }
 

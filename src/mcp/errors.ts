@@ -76,6 +76,10 @@ export class McpServerError extends AgentCoreError {
   /** The tool, by the MCP server's own name, where a call went wrong. */
   readonly tool?: string;
 
+  static {
+    AgentCoreError.mark(this, "McpServerError");
+  }
+
   /** Makes the error for `problem` on `server`. */
   constructor(options: McpServerErrorOptions) {
     super({ message: options.message ?? wording(options), cause: options.cause });
@@ -86,6 +90,6 @@ export class McpServerError extends AgentCoreError {
 
   /** Tells an McpServerError from anything else, also one from another copy of this package. */
   static override is(value: unknown): value is McpServerError {
-    return value instanceof Error && value.name === "McpServerError" && typeof (value as { server?: unknown }).server === "string";
+    return AgentCoreError.isNamed(value, "McpServerError", "server");
   }
 }

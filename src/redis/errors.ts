@@ -5,9 +5,6 @@
 
 import { AgentCoreError, type AgentCoreErrorOptions } from "../index.js";
 
-/** The key every error of the package lists its class chain under (the core's own marker). */
-const ERROR_MARKER = Symbol.for("@cubicecho/agent-core/error");
-
 /** Options for a {@link RedisBackendError}. */
 export interface RedisBackendErrorOptions extends AgentCoreErrorOptions {
   /** The server's URL, its password left out. */
@@ -27,9 +24,7 @@ export class RedisBackendError extends AgentCoreError {
   readonly url: string;
 
   static {
-    const parent = (AgentCoreError.prototype as unknown as Record<symbol, unknown>)[ERROR_MARKER];
-    const chain = Array.isArray(parent) ? parent : ["AgentCoreError"];
-    Object.defineProperty(this.prototype, ERROR_MARKER, { value: Object.freeze(["RedisBackendError", ...chain]), enumerable: false });
+    AgentCoreError.mark(this, "RedisBackendError");
   }
 
   /** Makes the error; the message defaults to the server that could not be reached. */
@@ -40,14 +35,7 @@ export class RedisBackendError extends AgentCoreError {
 
   /** Tells a RedisBackendError from anything else, also one from another copy of this package. */
   static override is(value: unknown): value is RedisBackendError {
-    if (typeof value !== "object" || value === null) return false;
-    try {
-      const names = (value as Record<symbol, unknown>)[ERROR_MARKER];
-      if (Array.isArray(names)) return names.includes("RedisBackendError");
-      return value instanceof Error && value.name === "RedisBackendError" && "url" in value;
-    } catch {
-      return false;
-    }
+    return AgentCoreError.isNamed(value, "RedisBackendError", "url");
   }
 }
 

@@ -56,6 +56,29 @@ export abstract class AgentCoreError extends Error {
   static is(value: unknown): value is AgentCoreError {
     return markerOf(value)?.includes("AgentCoreError") ?? false;
   }
+
+  /**
+   * Marks a subclass with its name, so every copy of the package recognises its errors; call it
+   * once from the subclass's static block: `static { AgentCoreError.mark(this, "MyError"); }`.
+   *
+   * @param constructor - The subclass.
+   * @param name - The subclass's name as its `name` field spells it.
+   */
+  static mark(constructor: { readonly prototype: AgentCoreError }, name: string): void {
+    brand(constructor, name);
+  }
+
+  /**
+   * Whether a value is an error of the class called `name` (a subclass included), from any copy
+   * of the package; a subclass's static `is` answers with it. Never throws.
+   *
+   * @param value - Anything caught.
+   * @param name - The class's name.
+   * @param field - A field an unmarked stand-in must carry to count.
+   */
+  static isNamed(value: unknown, name: string, field?: string): boolean {
+    return isErrorNamed(value, name, field);
+  }
 }
 
 /**

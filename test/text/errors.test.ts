@@ -355,3 +355,46 @@ describe("the error family", () => {
     expectTypeOf(new AgentLoopError({ cause: 1, run }).name).toEqualTypeOf<"AgentLoopError">();
   });
 });
+
+describe("AgentCoreError.mark and AgentCoreError.isNamed", () => {
+  it("let a host's own subclass be recognised by another copy of the package", async () => {
+    const copies = [await import("../../src/index.js")];
+    vi.resetModules();
+    copies.push(await import("../../src/index.js"));
+    const [one, two] = copies as [typeof PackageModule, typeof PackageModule];
+    class QuotaSpent extends one.AgentCoreError {
+      override readonly name = "QuotaSpent" as const;
+      static {
+        one.AgentCoreError.mark(this, "QuotaSpent");
+      }
+      constructor() {
+        super({ message: "quota spent" });
+      }
+    }
+    const error = new QuotaSpent();
+    expect(error instanceof two.AgentCoreError).toBe(false);
+    expect(two.AgentCoreError.is(error)).toBe(true);
+    expect(two.AgentCoreError.isNamed(error, "QuotaSpent")).toBe(true);
+    expect(two.AgentCoreError.isNamed(error, "ContextOverflow")).toBe(false);
+    expect(two.AgentCoreError.isNamed(Object.assign(new Error("x"), { name: "QuotaSpent" }), "QuotaSpent", "quota")).toBe(false);
+  });
+
+  it("mark the optional entries' and the command's errors into the same family", async () => {
+    const { McpServerError } = await import("../../src/mcp.js");
+    const { RedisBackendError } = await import("../../src/redis.js");
+    const { CliFailure } = await import("../../src/cli/errors.js");
+    const { ArithmeticError } = await import("../../src/cli/demo-tools.js");
+    const errors = [
+      new McpServerError({ server: "files", problem: "connect" }),
+      new RedisBackendError({ url: "redis://127.0.0.1:1" }),
+      new CliFailure("usage", "no such option"),
+      new ArithmeticError("1 / 0"),
+    ];
+    for (const error of errors) {
+      expect((error as unknown as Record<symbol, unknown>)[MARKER], error.name).toEqual([error.name, "AgentCoreError"]);
+      expect(AgentCoreError.is(error), error.name).toBe(true);
+    }
+    expect(McpServerError.is(errors[1])).toBe(false);
+    expect(RedisBackendError.is(errors[0])).toBe(false);
+  });
+});
