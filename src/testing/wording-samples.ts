@@ -458,6 +458,20 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     source: "https://github.com/666ghj/BettaFish/issues/292",
   },
   {
+    kind: "quotaSpent",
+    expected: "none",
+    server: "Moonshot / Kimi (balance spent, a 429)",
+    status: 429,
+    body: {
+      error: {
+        message:
+          "Your account org-de5241b31b0345aca34d854a6743eacf <ak-f7azbgd8toki11ce3e1i> is suspended due to insufficient balance, please recharge your account or check your plan and billing details",
+        type: "exceeded_current_quota_error",
+      },
+    },
+    source: "https://github.com/666ghj/BettaFish/issues/524",
+  },
+  {
     kind: "contextOverflow",
     expected: "overflow",
     server: "Baidu Qianfan ERNIE (v1 API, an error inside a 200 stream)",
