@@ -14,6 +14,7 @@
  */
 import { findSpecSecrets } from "../src/spec/secrets.js";
 import { exportSpec, parseSpec, type AgentSpec } from "../src/spec.js";
+import { isModelLoading, isOverflow, isTransient } from "../src/text/retry.js";
 import { parseToolArguments, recoverToolCalls } from "../src/text/tool-calls.js";
 import { ALL_FENCES, FenceSplitter, stripThinking } from "../src/text/thinking.js";
 import { parseJson } from "../src/turn/side-task.js";
@@ -28,6 +29,7 @@ import { TurnReader } from "../src/wire/turn-reader.js";
 import type { CatalogServer } from "../src/shapes/catalog.js";
 import {
   ARGUMENT_SHAPES,
+  ERROR_SHAPES,
   FENCE_SHAPES,
   JSON_REPLY_SHAPES,
   MARKUP_SHAPES,
@@ -119,6 +121,9 @@ const ROWS: Row[] = [
   ...rows("importCapabilities", URL_SHAPES, (url) => importCapabilitiesIn(createState(), { version: 1, endpoints: [{ baseUrl: url, key: "" }] })),
   ...rows("capabilitiesFor", URL_SHAPES, (url) => capabilitiesForIn(createState(), url)),
   ...rows("getClient", URL_SHAPES, (url) => getClientIn(createState(), { baseUrl: url })),
+  ...rows("isOverflow", ERROR_SHAPES, (text) => isOverflow({ status: 400, error: { message: text } })),
+  ...rows("isTransient", ERROR_SHAPES, (text) => isTransient({ status: 500, error: { message: text } })),
+  ...rows("isModelLoading", ERROR_SHAPES, (text) => isModelLoading({ status: 503, error: { message: text } })),
   ...rows("resolveApiKey", URL_SHAPES, (url) => resolveApiKey({ baseUrl: url }, { baseUrl: `${url}/` }, {})),
 ];
 

@@ -55,7 +55,7 @@ export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, 
 export type { RefusalConfig, RefusalRules } from "./testing/refusals.js";
 export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";
-export { WORDING_SAMPLES, type WordingSample } from "./testing/wording-samples.js";
+export { SAMPLE_ONLY_KINDS, WORDING_SAMPLES, type SampleOnlyKind, type WordingClass, type WordingSample } from "./testing/wording-samples.js";
 export { formatChunk } from "./testing/http.js";
 export {
   countChars4,

@@ -3,13 +3,32 @@
  * Real refusals beyond the one each family answers with, each quoted from the public thread or
  * file named in its `source`, for tests that must recognise every known wording.
  */
-import type { RefusalKind } from "./profile-types.js";
+import type { ProfileName, RefusalKind } from "./profile-types.js";
 import { deepFreeze, llamaError, ollamaError, openaiError, openrouterError } from "./wordings.js";
+
+/**
+ * What a sample is that no loopback refusal imitates: a rate limit on requests, an overloaded
+ * server, a runner that crashed, a model too big for the machine, a quota spent.
+ */
+export type SampleOnlyKind = "rateLimit" | "overloaded" | "runnerCrash" | "outOfMemory" | "quotaSpent";
+
+/** Every sample-only kind, in a stable order, for tests that walk them all. */
+export const SAMPLE_ONLY_KINDS: readonly SampleOnlyKind[] = Object.freeze(["rateLimit", "overloaded", "runnerCrash", "outOfMemory", "quotaSpent"]);
+
+/**
+ * How the classifiers must read a sample: `isOverflow`, `isModelLoading`, `isTransient` (a
+ * retry), or none of the three.
+ */
+export type WordingClass = "overflow" | "loading" | "transient" | "none";
 
 /** One refusal as a real server sent it, for tests that must recognise every known wording. */
 export interface WordingSample {
-  /** The refusal kind it is. */
-  kind: RefusalKind;
+  /** The refusal kind it is, or what else it is where no refusal kind fits. */
+  kind: RefusalKind | SampleOnlyKind;
+  /** How the classifiers read it. */
+  expected: WordingClass;
+  /** The loopback profile that imitates the server's family, where one does. */
+  family?: ProfileName;
   /** Which server or host sent it. */
   server: string;
   /** The HTTP status it came with. */
@@ -27,6 +46,7 @@ export interface WordingSample {
 export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   {
     kind: "streamOptions",
+    expected: "none",
     server: "Azure OpenAI",
     status: 400,
     body: openaiError(
@@ -39,6 +59,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "streamOptions",
+    expected: "none",
     server: "an OpenAI-compatible relay",
     status: 400,
     body: openaiError("Unknown parameter: 'stream_options'.", "invalid_request_error", "stream_options", "unknown_parameter"),
@@ -46,6 +67,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "streamOptions",
+    expected: "none",
     server: "vLLM (stream_options on a request that does not stream)",
     status: 400,
     body: { object: "error", message: "Stream options can only be defined when `stream=True`.", type: "BadRequestError", param: null, code: 400 },
@@ -53,6 +75,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "strict",
+    expected: "none",
     server: "RouteLLM",
     status: 400,
     body: 'Validation Error: "strict" - Extra inputs are not permitted',
@@ -60,6 +83,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "strict",
+    expected: "none",
     server: "Databricks model serving",
     status: 400,
     body: { error_code: "BAD_REQUEST", message: '{"message":"tools.0.custom.strict: Extra inputs are not permitted"}' },
@@ -67,6 +91,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "strict",
+    expected: "none",
     server: "xAI",
     status: 400,
     body: { code: "Client specified an invalid argument", error: "Invalid request content: `strict` mode on function call is currently not supported." },
@@ -74,6 +99,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "strict",
+    expected: "none",
     server: "OpenAI (a schema strict mode cannot take)",
     status: 400,
     body: openaiError(
@@ -86,6 +112,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "tools",
+    expected: "none",
     server: "Ollama 0.2 (OpenAI-compatible route)",
     status: 400,
     body: ollamaError("stablelm2:latest does not support tools"),
@@ -93,6 +120,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "tools",
+    expected: "none",
     server: "Ollama (native route)",
     status: 400,
     body: { error: "registry.ollama.ai/library/Qwen3.5:0.8b does not support tools" },
@@ -100,6 +128,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "tools",
+    expected: "none",
     server: "OpenRouter (newer wording)",
     status: 404,
     body: openrouterError(
@@ -110,6 +139,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "tools",
+    expected: "none",
     server: "vLLM before 0.10 (flat body)",
     status: 400,
     body: {
@@ -123,6 +153,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "reasoningEffortUnsupported",
+    expected: "none",
     server: "GitHub Copilot API",
     status: 400,
     body: "Unrecognized request argument supplied: reasoning_effort",
@@ -130,6 +161,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "reasoningEffort",
+    expected: "none",
     server: "Cerebras",
     status: 400,
     body: {
@@ -144,6 +176,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "maxTokens",
+    expected: "none",
     server: "GitHub Copilot API",
     status: 400,
     body: {
@@ -156,6 +189,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "temperature",
+    expected: "none",
     server: "OpenAI (o1-mini)",
     status: 400,
     body: openaiError(
@@ -168,6 +202,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "unknownField",
+    expected: "none",
     server: "OpenAI",
     status: 400,
     body: openaiError("Unrecognized request argument supplied: thinking", "invalid_request_error", null, null),
@@ -175,6 +210,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "responseFormat",
+    expected: "none",
     server: "Volcano Engine Ark",
     status: 400,
     body: {
@@ -190,6 +226,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "schemaGrammar",
+    expected: "none",
     server: "llama.cpp",
     status: 400,
     body: llamaError(
@@ -201,6 +238,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "OpenAI (with functions)",
     status: 400,
     body: openaiError(
@@ -213,6 +251,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "vLLM before 0.10 (flat body)",
     status: 400,
     body: {
@@ -227,6 +266,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "OpenRouter (with tool input)",
     status: 400,
     body: openrouterError(
@@ -238,6 +278,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "Zhipu GLM / Z.AI (numeric code 1261)",
     status: 400,
     body: { error: { code: "1261", message: "Prompt exceeds max length" } },
@@ -245,6 +286,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "Alibaba DashScope (OpenAI-compatible mode)",
     status: 400,
     body: openaiError(
@@ -257,6 +299,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "Hugging Face TGI (prompt plus max_new_tokens)",
     status: 422,
     body: {
@@ -267,6 +310,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "Hugging Face TGI (prompt alone, max_input_length)",
     status: 422,
     body: { error: "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168", error_type: "validation" },
@@ -274,6 +318,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "contextOverflow",
+    expected: "overflow",
     server: "llama.cpp when the error type was added (a 500)",
     status: 500,
     body: llamaError(
@@ -289,6 +334,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "overflowInStream",
+    expected: "overflow",
     server: "llama.cpp (inside a 200 stream)",
     status: 200,
     body: llamaError(
@@ -304,6 +350,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "rateLimitTokens",
+    expected: "transient",
     server: "OpenAI (a dated model under a family limit)",
     status: 429,
     body: "429 Request too large for gpt-4.1-2025-04-14 (for limit gpt-4.1) in organization org-lFXO45OIovvTfxhxkzQlewnD on tokens per min (TPM): Limit 30000, Requested 37313. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.",
@@ -311,6 +358,7 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "requestTooLarge",
+    expected: "transient",
     server: "Groq (newer wording)",
     status: 413,
     body: {
@@ -325,9 +373,206 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
   },
   {
     kind: "prefill",
+    expected: "none",
     server: "llama.cpp",
     status: 400,
     body: llamaError(400, "Assistant response prefill is incompatible with enable_thinking.", "invalid_request_error"),
     source: "https://github.com/ggml-org/llama.cpp/issues/20861",
+  },
+  {
+    kind: "runnerCrash",
+    expected: "none",
+    family: "ollama",
+    server: "Ollama (the llama runner died loading the model)",
+    status: 500,
+    body: { error: "llama runner process has terminated: exit status 2" },
+    source: "https://github.com/ollama/ollama/issues/11775 (a 500 from POST /api/chat; the same words in issues 4775, 8770 and 9968)",
+  },
+  {
+    kind: "runnerCrash",
+    expected: "none",
+    family: "ollama",
+    server: "Ollama since llama-server replaced the runner (OpenAI-compatible route)",
+    status: 500,
+    body: ollamaError("llama-server process has terminated: exit status 2"),
+    source: "ollama/ollama llm/llama_server.go (the load wait's error when the process exits; the exit status here is the one Ollama users report)",
+  },
+  {
+    kind: "outOfMemory",
+    expected: "none",
+    family: "ollama",
+    server: "Ollama (a model larger than the machine)",
+    status: 500,
+    body: { error: "model requires more system memory (5.3 GiB) than is available (3.3 GiB)" },
+    source: "https://github.com/continuedev/continue/issues/11767 (status 500 as reported there; the words come from ollama/ollama server/sched.go)",
+  },
+  {
+    kind: "overloaded",
+    expected: "transient",
+    family: "ollama",
+    server: "Ollama (its request queue full, OLLAMA_MAX_QUEUE)",
+    status: 503,
+    body: { error: "server busy, please try again.  maximum pending requests exceeded" },
+    source: "ollama/ollama server/sched.go (ErrMaxQueue) and server/routes.go (handleScheduleError answers it with a 503)",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    family: "ollama",
+    server: "Ollama (an embedding input over num_ctx with truncate: false)",
+    status: 400,
+    body: { error: "the input length exceeds the context length" },
+    source: "ollama/ollama server/routes.go (EmbedHandler: a StatusError with 400; chat requests over num_ctx are truncated instead, server/prompt.go)",
+  },
+  {
+    kind: "loading",
+    expected: "loading",
+    server: "Hugging Face serverless inference / Inference Endpoints (a cold model)",
+    status: 503,
+    body: { error: "Model meta-llama/Llama-2-13b-chat is currently loading", estimated_time: 20.0 },
+    source:
+      "https://github.com/huggingface/transformers/issues/32665 (the body as quoted there; the 503 is the status huggingface.js retries on, https://github.com/huggingface/huggingface.js/pull/554)",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "Moonshot / Kimi",
+    status: 400,
+    body: { error: { message: "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)", type: "invalid_request_error" } },
+    source: "https://github.com/MoonshotAI/kimi-cli/issues/2011",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "Moonshot (max_tokens pushing the request over the window)",
+    status: 400,
+    body: { error: { message: "model max length exceeded, max length:8192" } },
+    source: "https://github.com/MoonshotAI/MoonshotAI-Cookbook/issues/18 (the message as the title quotes it; the rest of the body was cut off there)",
+  },
+  {
+    kind: "overloaded",
+    expected: "transient",
+    server: "Moonshot / Kimi (engine overloaded)",
+    status: 429,
+    body: { error: { message: "The engine is currently overloaded, please try again later", type: "engine_overloaded_error" } },
+    source: "https://github.com/666ghj/BettaFish/issues/292",
+  },
+  {
+    kind: "quotaSpent",
+    expected: "none",
+    server: "Moonshot / Kimi (balance spent, a 429)",
+    status: 429,
+    body: {
+      error: {
+        message:
+          "Your account org-de5241b31b0345aca34d854a6743eacf <ak-f7azbgd8toki11ce3e1i> is suspended due to insufficient balance, please recharge your account or check your plan and billing details",
+        type: "exceeded_current_quota_error",
+      },
+    },
+    source: "https://github.com/666ghj/BettaFish/issues/524",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "Baidu Qianfan ERNIE (v1 API, an error inside a 200 stream)",
+    status: 200,
+    body: { error_code: 336003, error_msg: "the max length of current question is 2000", id: "as-fxhfe8n53r" },
+    source: "guanguans/ai-commit app/Clients/Ernie.php (a stream error recorded in its doc comment)",
+  },
+  {
+    kind: "rateLimit",
+    expected: "transient",
+    server: "Baidu Qianfan ERNIE (v1 API, QPS limit)",
+    status: 200,
+    body: { error_code: 18, error_msg: "Open api qps request limit reached" },
+    source:
+      "https://github.com/chatgpt-web-dev/chatgpt-web/issues/568 (code and words as Baidu's error-code table lists them, https://cloud.baidu.com/doc/WENXINWORKSHOP/s/tlmyncueh)",
+  },
+  {
+    kind: "quotaSpent",
+    expected: "none",
+    server: "Baidu Qianfan ERNIE (v1 API, daily limit or billing not opened)",
+    status: 200,
+    body: { error_code: 17, error_msg: "Open api daily request limit reached" },
+    source:
+      "guanguans/ai-commit app/Clients/Ernie.php (an error recorded in its doc comment; Baidu's table, https://cloud.baidu.com/doc/WENXINWORKSHOP/s/tlmyncueh, reads it as a quota)",
+  },
+  {
+    kind: "rateLimit",
+    expected: "transient",
+    server: "Baidu Qianfan (v2 OpenAI-compatible API, requests per minute)",
+    status: 429,
+    body: { error: { code: "rpm_rate_limit_exceeded", message: "Rate limit reached for RPM", type: "rate_limit_exceeded" }, id: "as-wbx23eriqh" },
+    source: "https://github.com/PaddlePaddle/ERNIE/issues/1031",
+  },
+  {
+    kind: "overloaded",
+    expected: "transient",
+    server: "Volcano Engine Ark (Doubao, server overloaded)",
+    status: 429,
+    body: {
+      error: {
+        code: "ServerOverloaded",
+        message: "The service is currently unable to handle additional requests due to server overload. Please retry later. Request ID: 0217",
+        param: "",
+        type: "TooManyRequests",
+      },
+    },
+    source:
+      "https://www.volcengine.com/docs/82379/1299023 (Ark's error-code table; the request id filled in, the body in Ark's { error: { code, message, param, type } } shape)",
+  },
+  {
+    kind: "rateLimit",
+    expected: "transient",
+    server: "Volcano Engine Ark (endpoint RPM)",
+    status: 429,
+    body: {
+      error: {
+        code: "RateLimitExceeded.EndpointRPMExceeded",
+        message: "The Requests Per Minute (RPM) limit of the associated endpoint for your account has been exceeded. Request ID: 0217",
+        param: "",
+        type: "TooManyRequests",
+      },
+    },
+    source: "https://www.volcengine.com/docs/82379/1299023 (Ark's error-code table; the request id filled in)",
+  },
+  {
+    kind: "quotaSpent",
+    expected: "none",
+    server: "Volcano Engine Ark (free trial spent)",
+    status: 429,
+    body: {
+      error: {
+        code: "QuotaExceeded",
+        message: "Your account [2100000000] has exhausted its free trial quota for the [doubao-seed-1-6] model. Request ID: 0217",
+        param: "",
+        type: "TooManyRequests",
+      },
+    },
+    source: "https://www.volcengine.com/docs/82379/1299023 (Ark's error-code table; account, model and request id filled in)",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "Volcano Engine Ark (image and text over the window)",
+    status: 400,
+    body: { error: { code: "OutofContextError", message: "Total tokens of image and text exceed max message tokens.", param: "", type: "BadRequest" } },
+    source: "https://www.volcengine.com/docs/82379/1299023 (Ark's error-code table)",
+  },
+  {
+    kind: "overloaded",
+    expected: "transient",
+    server: "Hugging Face TGI (queue full)",
+    status: 429,
+    body: { error: "Model is overloaded", error_type: "overloaded" },
+    source: "huggingface/text-generation-inference router/src/server.rs (InferError::Overloaded answered with 429; the body as its OpenAPI example gives it)",
+  },
+  {
+    kind: "maxTokensValue",
+    expected: "none",
+    server: "Hugging Face TGI (a reply ceiling over max_total_tokens, not an overflow)",
+    status: 422,
+    body: { error: "Input validation error: `max_new_tokens` must be <= 4096. Given: 8000", error_type: "validation" },
+    source: "huggingface/text-generation-inference router/src/validation.rs (ValidationError::MaxNewTokens; the numbers filled in)",
   },
 ]);

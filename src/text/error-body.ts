@@ -3,7 +3,7 @@
  * Reads what a failed request said, whatever shape the failure arrived in.
  *
  * Servers answer refusals as OpenAI-shaped JSON, as `{ error: "text" }`, as a nested
- * `error.error`, as HTML from a proxy, or as an empty body; the SDK wraps them in an APIError,
+ * `error.error`, as Baidu's `{ error_code, error_msg }`, as HTML from a proxy, or as an empty body; the SDK wraps them in an APIError,
  * and a stream can carry one inside a 200. Everything that classifies a failure reads it through
  * {@link describeError}, so the wording is found the same way everywhere.
  */
@@ -22,6 +22,11 @@ export interface ErrorDescription {
   type?: string;
   /** The request parameter the body blamed, where any. */
   param?: string;
+  /**
+   * The numeric error code a `{ error_code, error_msg }` body carried (Baidu Qianfan's
+   * `error_code: 18`), where any; a numeric `code` outside the HTTP range counts too.
+   */
+  errorCode?: number;
 }
 
 const MAX_DEPTH = 6;
@@ -42,9 +47,15 @@ function collect(value: unknown, into: ErrorDescription, texts: string[], depth:
   if (into.code === undefined && typeof value.code === "number" && value.code >= 100 && value.code < 600 && into.status === undefined) {
     into.status = value.code;
   }
+  if (into.errorCode === undefined && typeof value.error_code === "number" && Number.isSafeInteger(value.error_code)) {
+    into.errorCode = value.error_code;
+  }
+  if (into.errorCode === undefined && typeof value.code === "number" && Number.isSafeInteger(value.code) && (value.code < 100 || value.code >= 600)) {
+    into.errorCode = value.code;
+  }
   if (into.type === undefined && typeof value.type === "string") into.type = value.type;
   if (into.param === undefined && typeof value.param === "string") into.param = value.param;
-  for (const key of ["message", "detail", "msg", "error", "errors", "reason"]) {
+  for (const key of ["message", "detail", "msg", "error_msg", "error", "errors", "reason"]) {
     if (key in value) {
       const inner = value[key];
       if (Array.isArray(inner)) for (const item of inner.slice(0, 8)) collect(item, into, texts, depth + 1, seen);

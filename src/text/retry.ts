@@ -143,9 +143,35 @@ const OVERFLOW_WORDS: RegExp[] = [
   // Hugging Face TGI: "`inputs` tokens + `max_new_tokens` must be <= 2048", "`inputs` must have less than 1024 tokens".
   /`?inputs`? tokens \+ `?max_new_tokens`? must be <=/i,
   /`?inputs`? must have less than \d+ tokens/i,
+  // Moonshot / Kimi: "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)",
+  // and for a prompt plus max_tokens over the window: "model max length exceeded, max length:8192".
+  /exceeded model token limit/i,
+  /model max length exceeded/i,
+  // Baidu Qianfan (ERNIE): "the max length of current question is 2000".
+  /max length of current question is/i,
+  // Volcano Engine Ark (OutofContextError): "Total tokens of image and text exceed max message tokens."
+  /exceeds? max message tokens/i,
 ];
 
-const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD)\b|rate[_ ]?limit/i;
+/** Error codes that name an overflow whatever the words: OpenAI's, and Ark's `OutofContextError`. */
+const OVERFLOW_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "OutofContextError"]);
+
+// Baidu Qianfan's numeric `error_code`s for a question over the window (336007, 336103) and for
+// request-rate limits that clear by themselves (4 cluster limit, 18 QPS, 336501 and 336502 RPM
+// and TPM); 17 (daily) and 19 (total) are quotas and stay out.
+const BAIDU_OVERFLOW_CODES: ReadonlySet<number> = new Set([336007, 336103]);
+const BAIDU_RATE_CODES: ReadonlySet<number> = new Set([4, 18, 336501, 336502]);
+
+// A quota or spending cap spent is not a rate limit: waiting seconds does not bring it back.
+// OpenAI's insufficient_quota, Ark's QuotaExceeded (free trial spent) and SetLimitExceeded (the
+// account's own cap), Moonshot's exceeded_current_quota_error.
+const QUOTA_CODES: ReadonlySet<string> = new Set(["insufficient_quota", "QuotaExceeded", "SetLimitExceeded", "exceeded_current_quota_error"]);
+
+const RATE_WORDS = /(?:tokens|requests) per (?:min|minute|day|hour)|\b(?:TPM|RPM|TPD|RPD|QPS)\b|rate[_ ]?limit|open api (?:qps )?request limit reached/i;
+
+// A server error that a second try repeats: Ollama's runner dying while it loads or runs the model
+// (an illegal instruction, a failed assertion, out of memory) dies the same way on the next load.
+const CRASH_WORDS = /(?:llama runner|llama-server) process (?:has )?terminated/i;
 
 const NETWORK_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
@@ -179,7 +205,12 @@ function networkCode(error: unknown, depth = 0): string | undefined {
 function isRateLimit(description: ErrorDescription): boolean {
   if (description.status === 429) return true;
   if (description.code === "rate_limit_exceeded") return true;
+  if (description.errorCode !== undefined && BAIDU_RATE_CODES.has(description.errorCode)) return true;
   return RATE_WORDS.test(description.message);
+}
+
+function isQuotaSpent(description: ErrorDescription): boolean {
+  return (description.code !== undefined && QUOTA_CODES.has(description.code)) || (description.type !== undefined && QUOTA_CODES.has(description.type));
 }
 
 /**
@@ -192,7 +223,8 @@ export function isOverflow(error: unknown): boolean {
   if (ContextOverflow.is(error)) return true;
   const description = describeError(error);
   if (isRateLimit(description)) return false;
-  if (description.code === "context_length_exceeded") return true;
+  if (description.code !== undefined && OVERFLOW_CODES.has(description.code)) return true;
+  if (description.errorCode !== undefined && BAIDU_OVERFLOW_CODES.has(description.errorCode)) return true;
   if (description.type === "exceed_context_size_error") return true;
   return OVERFLOW_WORDS.some((pattern) => pattern.test(description.message));
 }
@@ -204,7 +236,8 @@ export function isOverflow(error: unknown): boolean {
 export function isModelLoading(error: unknown): boolean {
   const description = describeError(error);
   if (description.status !== undefined && description.status !== 503) return false;
-  return /loading model|model (?:is )?(?:still )?loading|is being loaded|loading the model/i.test(description.message);
+  // Hugging Face's serverless API and Inference Endpoints: "Model X is currently loading".
+  return /loading model|model (?:is )?(?:still )?loading|is being loaded|loading the model|is currently loading/i.test(description.message);
 }
 
 /**
@@ -213,7 +246,8 @@ export function isModelLoading(error: unknown): boolean {
  * something the request asked for.
  *
  * A context overflow is never transient, and neither is a 5xx that reads as a refusal (llama.cpp
- * answers "tools param requires --jinja flag" with a 500).
+ * answers "tools param requires --jinja flag" with a 500), a runner that crashed (Ollama's
+ * "llama runner process has terminated"), or a 429 for a spent quota rather than a rate.
  */
 export function isTransient(error: unknown): boolean {
   if (ContextOverflow.is(error)) return false;
@@ -224,8 +258,12 @@ export function isTransient(error: unknown): boolean {
   if (isOverflow(error)) return false;
   if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError")) return true;
   const status = description.status;
+  if (isQuotaSpent(description)) return false;
+  // A rate limit inside a 200 body (Baidu's `{ error_code: 18 }`) or with no status at all.
+  if ((status === undefined || status === 200) && isRateLimit(description)) return true;
+  if (CRASH_WORDS.test(description.message)) return false;
   if (status === undefined) return NETWORK_WORDS.test(description.message);
-  if (status === 429) return description.code !== "insufficient_quota";
+  if (status === 429) return true;
   if (status === 413) return isRateLimit(description);
   if (status === 408 || status === 425) return true;
   if (status === 503 || status === 502 || status === 504 || status === 529) return true;

@@ -160,3 +160,15 @@ export const URL_SHAPES: readonly Shape[] = [
   text("a long path", "/v1", "http://h"),
   text("slashes then a letter", "/", "http://h/v1", "x"),
 ];
+
+/**
+ * Error text for the failure classifiers: near misses of their wordings repeated, so a pattern
+ * that backtracked over a partial match would rescan; each ends without the word that completes it.
+ */
+export const ERROR_SHAPES: readonly Shape[] = [
+  text("near misses of an overflow", "exceeds the context ", "400 "),
+  text("open backticks", "`inputs` tokens + `", "Input validation error: "),
+  text("half a rate limit", "open api qps request ", "[18] "),
+  text("half a crash", "llama runner process ", "500 "),
+  text("half a loading", "is currently ", "Model m "),
+];

@@ -15,6 +15,7 @@ import {
   startEndpoint,
   turn,
   WORDING_SAMPLES,
+  SAMPLE_ONLY_KINDS,
   type EndpointOptions,
   type EndpointServer,
   type ProfileName,
@@ -474,9 +475,11 @@ describe("refusal wordings", () => {
   it("keeps every extra real-world sample readable, with a kind and a public source", () => {
     expect(WORDING_SAMPLES.length).toBeGreaterThan(15);
     for (const sample of WORDING_SAMPLES) {
-      expect(REFUSAL_KINDS).toContain(sample.kind);
+      expect([...REFUSAL_KINDS, ...SAMPLE_ONLY_KINDS]).toContain(sample.kind);
+      expect(["overflow", "loading", "transient", "none"]).toContain(sample.expected);
       expect(messageOf(sample.body).length, sample.source).toBeGreaterThan(10);
-      expect(sample.source).toMatch(/^(https:\/\/github\.com\/|[a-z-]+\/[a-z.-]+ )/);
+      // A public thread, a provider's own documentation page, or a repository path.
+      expect(sample.source).toMatch(/^(https:\/\/[a-z.-]+\.[a-z]+\/|[a-z-]+\/[a-z.-]+ )/);
     }
     for (const profile of PROFILE_NAMES) {
       for (const kind of REFUSAL_KINDS) {
