@@ -230,6 +230,10 @@ export class TurnReader {
     if (chunk.error !== undefined && chunk.error !== null && chunk.choices === undefined) {
       throw this.#streamError(chunk.error);
     }
+    // Baidu Qianfan's v1 API sends its failure as a bare { error_code, error_msg } event.
+    if (chunk.choices === undefined && typeof chunk.error_code === "number" && typeof chunk.error_msg === "string") {
+      throw this.#streamError({ message: chunk.error_msg, error_code: chunk.error_code, error_msg: chunk.error_msg });
+    }
     const choices = chunk.choices;
     if (Array.isArray(choices)) {
       for (let i = 0; i < choices.length; i++) {

@@ -563,6 +563,21 @@ describe("streamTurn", () => {
       expect(await streamTurn(client, body).catch((caught: unknown) => caught)).toMatchObject({ produced: false, events: 0, serverFault: false });
     });
 
+    it("rejects with a StreamErrorEvent for a bare { error_code, error_msg } event, which the classifiers read", async () => {
+      const { server, client } = await endpoint();
+      // Baidu Qianfan's v1 failures: the question past the window (336003) and its QPS limit (18).
+      server.script({ kind: "stream", chunks: [{ error_code: 336003, error_msg: "the max length of current question is 4800" }], done: false });
+      const overflow = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(StreamErrorEvent.is(overflow)).toBe(true);
+      expect((overflow as Error).message).toBe("the max length of current question is 4800");
+      expect(isOverflow(overflow)).toBe(true);
+      server.script({ kind: "stream", chunks: [{ error_code: 18, error_msg: "Open api qps request limit reached" }], done: false });
+      const limited = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(StreamErrorEvent.is(limited)).toBe(true);
+      expect(isTransient(limited)).toBe(true);
+      expect(isOverflow(limited)).toBe(false);
+    });
+
     it("reads an error event the way the SDK does", async () => {
       const { server, client } = await endpoint();
       server.script({
