@@ -330,4 +330,52 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     body: llamaError(400, "Assistant response prefill is incompatible with enable_thinking.", "invalid_request_error"),
     source: "https://github.com/ggml-org/llama.cpp/issues/20861",
   },
+  {
+    kind: "reasoningEffort",
+    server: "Azure OpenAI (gpt-5.1, which names the field only in param)",
+    status: 400,
+    body: openaiError(
+      "Invalid value: 'none'. Supported values are: 'low', 'medium', and 'high'.",
+      "invalid_request_error",
+      "reasoning_effort",
+      "invalid_value",
+    ),
+    source: "https://github.com/BerriAI/litellm/issues/16704",
+  },
+  {
+    kind: "reasoningEffortWithTools",
+    server: "OpenAI (gpt-5.5, one of many hosts relaying it)",
+    status: 400,
+    body: openaiError(
+      "Function tools with reasoning_effort are not supported for gpt-5.5 in /v1/chat/completions. Please use /v1/responses instead.",
+      "invalid_request_error",
+      "reasoning_effort",
+      null,
+    ),
+    source: "https://github.com/charmbracelet/crush/issues/2913 (message; body shape as in https://github.com/pipecat-ai/pipecat/issues/4043)",
+  },
+  {
+    kind: "reasoningEffortWithTools",
+    server: "OpenAI (gpt-5.6, newer wording)",
+    status: 400,
+    body: openaiError(
+      "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+      "invalid_request_error",
+      "reasoning_effort",
+      null,
+    ),
+    source: "https://github.com/GEMISIS/leviath/issues/333",
+  },
+  {
+    kind: "parallelToolCallsWithoutTools",
+    server: "OpenAI",
+    status: 400,
+    body: openaiError(
+      "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+      "invalid_request_error",
+      "parallel_tool_calls",
+      null,
+    ),
+    source: "https://github.com/openai/openai-openapi/pull/287",
+  },
 ]);
