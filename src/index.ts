@@ -82,6 +82,8 @@ export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, Negotia
 // request-body
 export { buildBody, orderTools } from "./wire/request-body.js";
 export type { ToolOrder, RequestBody } from "./wire/request-body.js";
+export { applyCombinations } from "./wire/refusal-combination.js";
+export type { CombinationLatches } from "./wire/refusal-combination.js";
 
 // calibration
 export { calibrate, charsPerTokenFor } from "./wire/calibration.js";

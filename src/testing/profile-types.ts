@@ -33,6 +33,10 @@ export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "l
  * - `loading`: the model is still being loaded (llama.cpp's 503 "Loading model").
  * - `overflowInStream`: a context overflow sent as an error event inside a 200 stream.
  * - `prefill`: a trailing assistant message the server will not continue.
+ * - `reasoningEffortWithTools`: a `reasoning_effort` beside function tools (OpenAI's chat
+ *   completions for gpt-5.x), taken in a request that declares none.
+ * - `parallelToolCallsWithoutTools`: `parallel_tool_calls` in a request that declares no tools,
+ *   taken beside them.
  */
 export type RefusalKind =
   | "streamOptions"
@@ -54,7 +58,9 @@ export type RefusalKind =
   | "requestTooLarge"
   | "loading"
   | "overflowInStream"
-  | "prefill";
+  | "prefill"
+  | "reasoningEffortWithTools"
+  | "parallelToolCallsWithoutTools";
 
 /** Every refusal kind, in a stable order, for tests that walk them all. */
 export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
@@ -78,6 +84,8 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
   "loading",
   "overflowInStream",
   "prefill",
+  "reasoningEffortWithTools",
+  "parallelToolCallsWithoutTools",
 ]);
 
 /**
@@ -90,7 +98,7 @@ export interface RefusalDetail {
   field?: string;
   /** The refused value (reasoningEffort, temperature, temperatureValue, maxTokensValue). */
   value?: string | number;
-  /** The values the model takes instead (reasoningEffort). */
+  /** The values the model takes instead (reasoningEffort; reasoningEffortWithTools, where `["none"]` words the newer refusal that offers it). */
   supported?: string[];
   /** The model's name as the request spelled it. */
   model?: string;

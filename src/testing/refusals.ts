@@ -49,6 +49,15 @@ export interface RefusalRules {
   maxOutputTokens?: number;
   /** Refuse a temperature above this value. */
   temperatureMax?: number;
+  /**
+   * Refuse `reasoning_effort` beside a non-empty `tools`: `true` refuses any effort but "none"
+   * and leaves a request without one alone (gpt-5.4's wording); `"unless-none"` refuses every
+   * tool-carrying request whose effort is not "none", one without an effort included, since the
+   * model reasons by default (gpt-5.6's wording, which offers "none").
+   */
+  reasoningEffortWithTools?: boolean | "unless-none";
+  /** Refuse these top-level fields in a request that declares no tools (OpenAI's `parallel_tool_calls`). */
+  withoutTools?: string[];
   /** Refuse a trailing assistant message (a prefill). */
   prefill?: boolean;
   /**
@@ -156,6 +165,16 @@ export function findRefusal(
     if (field in body) {
       return { kind: rules.fieldWording === "unknown" ? "unknownParameter" : "unknownField", detail: { field } };
     }
+  }
+  if (rules.reasoningEffortWithTools && tools.length > 0 && body.reasoning_effort !== "none") {
+    const offersNone = rules.reasoningEffortWithTools === "unless-none";
+    if (offersNone || "reasoning_effort" in body) {
+      const value = typeof body.reasoning_effort === "string" ? body.reasoning_effort : undefined;
+      return { kind: "reasoningEffortWithTools", detail: { ...(value ? { value } : {}), ...(offersNone ? { supported: ["none"] } : {}) } };
+    }
+  }
+  if (tools.length === 0) {
+    for (const field of rules.withoutTools ?? []) if (field in body) return { kind: "parallelToolCallsWithoutTools", detail: { field } };
   }
   if ("reasoning_effort" in body && rules.reasoningEffort) {
     const asked = body.reasoning_effort;

@@ -192,6 +192,28 @@ export const OPENAI_WORDINGS: Table = {
       ),
     source: "https://github.com/DrShushen/climb/issues/13",
   },
+  reasoningEffortWithTools: {
+    status: 400,
+    body: ({ model, supported }) =>
+      openaiError(
+        `Function tools with reasoning_effort are not supported for ${model} in /v1/chat/completions. ${
+          supported?.includes("none") ? "To use function tools, use /v1/responses or set reasoning_effort to 'none'." : "Please use /v1/responses instead."
+        }`,
+        "invalid_request_error",
+        "reasoning_effort",
+        null,
+      ),
+    source:
+      "https://github.com/pipecat-ai/pipecat/issues/4043 (gpt-5.4, body whole); the newer sentence offering 'none' in https://github.com/GEMISIS/leviath/issues/333, refused even without an effort per https://github.com/BerriAI/litellm/pull/34569",
+  },
+  parallelToolCallsWithoutTools: {
+    status: 400,
+    body: ({ field }) => {
+      const name = field ?? "parallel_tool_calls";
+      return openaiError(`Invalid value for '${name}': '${name}' is only allowed when 'tools' are specified.`, "invalid_request_error", name, null);
+    },
+    source: "https://github.com/openai/swarm/issues/30 and https://github.com/openai/openai-openapi/pull/287 (body whole)",
+  },
   requestTooLarge: {
     status: 413,
     body: (detail) => ({

@@ -22,6 +22,7 @@ import { defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { finiteNumber, isPlainRecord, positiveInteger } from "../text/guards.js";
 import { notify } from "../text/safe-calls.js";
 import { contentText } from "../text/content-text.js";
+import { applyCombinations } from "../wire/refusal-combination.js";
 
 /** The temperature a side task is sent when nothing states one. */
 export const SIDE_TASK_TEMPERATURE = 0.3;
@@ -149,6 +150,9 @@ export function buildSideTaskBody(request: SideTaskRequest, supports: EndpointCa
     }
   }
   for (const field of model?.droppedFields ?? []) if (!OWNED.has(field)) delete body[field];
+  // A side task declares no tools: what the model refused only without them is left out, and
+  // what it refused only beside them (an effort) is still sent.
+  applyCombinations(body, model);
   return body;
 }
 

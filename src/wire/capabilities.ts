@@ -39,6 +39,22 @@ export interface ModelCapabilities {
   refusedEfforts: string[];
   /** Top-level request fields this model refused and that were offered as droppable. */
   droppedFields: string[];
+  /**
+   * Top-level fields this model refused only beside tools (`reasoning_effort` on OpenAI's chat
+   * completions for gpt-5.x), left out of a request that declares tools and sent in one that
+   * declares none. Made on the first such refusal. @default []
+   */
+  droppedWithTools?: string[];
+  /**
+   * Top-level fields this model refused only without tools (`parallel_tool_calls`), left out of a
+   * request that declares none and sent beside tools. Made on the first such refusal. @default []
+   */
+  droppedWithoutTools?: string[];
+  /**
+   * The reasoning effort sent beside tools in place of any other, where the model said it takes
+   * tools only at that one ("none"); "" or absent where nothing replaces it. @default ""
+   */
+  effortWithTools?: string;
 }
 
 /** What one endpoint (a base URL and an API key) takes, with its models' records under it. */
@@ -283,7 +299,9 @@ const MAX_ATTEMPTS = 16;
  * {@link EFFORT_LADDER} where it listed none), a reasoning effort as such, `max_tokens` in favour
  * of `max_completion_tokens` (and back), a temperature that is not ours to pick,
  * `response_format`, and any field named in `droppable` (a nested name is dropped at its
- * top-level field). Each latch is told to `onNotice`.
+ * top-level field). A field refused only beside tools (`reasoning_effort` on gpt-5.x) or only
+ * without them (`parallel_tool_calls`) is latched on that combination instead, and left out only
+ * of requests in that company (applyCombinations). Each latch is told to `onNotice`.
  *
  * Everything else reaches the caller as thrown: a refused value (a ceiling over the model's, a
  * temperature out of range), an invalid schema, a refused field nobody offered as droppable, an

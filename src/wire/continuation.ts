@@ -16,6 +16,7 @@ import type OpenAI from "openai";
 import type { Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
 import { modelCapabilitiesOf, negotiate, NegotiationError, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
 import { EchoSieve, stripEcho } from "./continuation-echo.js";
+import { applyCombinations } from "./refusal-combination.js";
 import { describeError } from "../text/error-body.js";
 import { isOverflow } from "../text/retry.js";
 import { streamTurn, type StreamBody, type StreamTurnOptions } from "./stream.js";
@@ -119,6 +120,7 @@ function continuationBody(body: StreamBody, soFar: string, model: ModelCapabilit
     sent.add_generation_prompt = false;
   }
   for (const field of dropped) if (field !== "model" && field !== "messages") delete sent[field];
+  applyCombinations(sent, model);
   return sent;
 }
 

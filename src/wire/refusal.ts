@@ -13,6 +13,7 @@
 import { isModelLoading, isOverflow } from "../text/retry.js";
 import { isGrammarError } from "../text/schema-compat.js";
 import { describeError, type ErrorDescription } from "../text/error-body.js";
+import { decideCombination } from "./refusal-combination.js";
 
 /** A refusal read off a failed request. */
 export interface RefusalReading {
@@ -105,6 +106,15 @@ function readEffort(message: string): { refused?: string; supported?: string[] }
   return result;
 }
 
+/**
+ * Azure words a refused effort without naming the field ("Invalid value: 'none'. Supported values
+ * are: 'low', 'medium', and 'high'."), and names it only in `param`.
+ */
+function readEffortByParam(description: ErrorDescription): { refused?: string; supported?: string[] } | undefined {
+  if (description.param !== "reasoning_effort" || /reasoning[_ .]?effort/i.test(description.message)) return undefined;
+  return readEffort(`reasoning_effort: ${description.message}`);
+}
+
 /** The top-level request field a possibly nested name (`chat_template_kwargs.enable_thinking`, `tools[0].function.strict`) sits under. */
 export function topLevelField(name: string): string {
   const match = /^[^.[]+/.exec(name);
@@ -137,7 +147,7 @@ export function readRefusal(error: unknown): RefusalReading {
       fields.add(description.param);
     }
   }
-  const effort = readEffort(message);
+  const effort = readEffort(message) ?? readEffortByParam(description);
   const effortUnsupported =
     effort === undefined &&
     /reasoning_effort/i.test(message) &&
@@ -257,6 +267,8 @@ export function decideRefusal(
   const reading = readRefusal(error);
   const status = reading.description.status;
   if (status === 401 || status === 403 || status === 429) return PASS;
+  const combination = decideCombination(reading.description.message, model, name, droppable, sent);
+  if (combination) return combination;
   if (reading.effort) return model ? effortAnswer(reading, model, name, sent) : PASS;
   if (reading.effortUnsupported) {
     if (!model) return PASS;

@@ -12,6 +12,7 @@ import type { Message, ModelParams, ToolDefinition } from "../shapes/config.js";
 import { effortFor, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
 import { relaxTools, sanitizeTools } from "../text/schema-compat.js";
 import { positiveInteger } from "../text/guards.js";
+import { applyCombinations } from "./refusal-combination.js";
 
 /**
  * How a request's tools are ordered: `true` or absent for name order, `false` for the caller's
@@ -99,6 +100,9 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * - `extraBody` last: it may override anything but `model`, `messages`, `stream` and `tools`;
  *   a field the model refused (a dropped field, or one a latch names, such as `temperature` once
  *   `chosenTemperature` is false) is left out.
+ * - Last, what the model refused only in this request's company: with tools, `droppedWithTools`
+ *   is left out and `effortWithTools` (where set) is the effort sent; without tools,
+ *   `droppedWithoutTools` is left out.
  *
  * @param config - The model name and its settings.
  * @param supports - The endpoint's record, as negotiate hands it to the send callback.
@@ -146,5 +150,6 @@ export function buildBody(
     }
   }
   for (const field of model?.droppedFields ?? []) if (!OWNED.has(field)) delete body[field];
+  applyCombinations(body, model);
   return body;
 }

@@ -26,6 +26,12 @@ export interface ModelSnapshot {
   reasoningEffort?: boolean;
   refusedEfforts?: string[];
   droppedFields?: string[];
+  /** Fields refused only beside tools; a blob without it imports as none. */
+  droppedWithTools?: string[];
+  /** Fields refused only without tools; a blob without it imports as none. */
+  droppedWithoutTools?: string[];
+  /** The effort sent beside tools in place of any other, a rung of the effort ladder. */
+  effortWithTools?: string;
 }
 
 /** One endpoint's latches as stored. */
@@ -62,6 +68,11 @@ const FLAGS = ["legacyTokenLimit", "chosenTemperature", "structuredOutput", "ass
 const MAX_ENTRIES = 10_000;
 const FIELD_NAME = /^[A-Za-z_][\w.-]{0,199}$/;
 const KEY_HASH = /^(?:sha256:[0-9a-f]{32})?$/;
+/** The lists of fields refused only in one company (beside tools, or without them). */
+const COMBINATION_LISTS = ["droppedWithTools", "droppedWithoutTools"] as const;
+const COMBINATION_KEYS: readonly string[] = [...COMBINATION_LISTS, "effortWithTools"];
+/** Fields a request owns, which no stored latch may leave out. */
+const OWNED_FIELDS: ReadonlySet<string> = new Set(["model", "messages", "stream", "tools"]);
 
 function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {
   const fresh = freshModelCapabilities();
@@ -69,6 +80,11 @@ function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {
   for (const flag of FLAGS) if (record[flag] !== fresh[flag]) out[flag] = record[flag];
   if (record.refusedEfforts.length > 0) out.refusedEfforts = [...record.refusedEfforts];
   if (record.droppedFields.length > 0) out.droppedFields = [...record.droppedFields];
+  for (const list of COMBINATION_LISTS) {
+    const value = record[list];
+    if (Array.isArray(value) && value.length > 0) out[list] = [...value];
+  }
+  if (typeof record.effortWithTools === "string" && record.effortWithTools !== "") out.effortWithTools = record.effortWithTools;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -129,9 +145,32 @@ function importModel(record: ModelCapabilities, stored: Record<string, unknown>,
       else if (!record[list].includes(item)) record[list].push(item);
     });
   }
+  importCombinations(record, stored, where, ignored);
   for (const key of Object.keys(stored)) {
+    if (COMBINATION_KEYS.includes(key)) continue;
     if (!(FLAGS as readonly string[]).includes(key) && key !== "refusedEfforts" && key !== "droppedFields") ignored.push(`${where}.${key}: unknown field`);
   }
+}
+
+/** Adds a stored model's combination latches to its record: field lists, and an effort on the ladder. */
+function importCombinations(record: ModelCapabilities, stored: Record<string, unknown>, where: string, ignored: string[]): void {
+  for (const list of COMBINATION_LISTS) {
+    const value = stored[list];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      ignored.push(`${where}.${list}: not an array`);
+      continue;
+    }
+    value.slice(0, 200).forEach((item, index) => {
+      if (typeof item !== "string" || !FIELD_NAME.test(item) || OWNED_FIELDS.has(item)) return void ignored.push(`${where}.${list}[${index}]: not understood`);
+      const target = (record[list] ??= []);
+      if (!target.includes(item)) target.push(item);
+    });
+  }
+  const effort = stored.effortWithTools;
+  if (effort === undefined || effort === "") return;
+  if (typeof effort !== "string" || !EFFORT_LADDER.includes(effort)) ignored.push(`${where}.effortWithTools: not understood`);
+  else record.effortWithTools = effort;
 }
 
 /** {@link importCapabilities} on an explicit runtime state. @internal */
@@ -198,7 +237,8 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
  * whatever it does not understand; never throws.
  *
  * A latch in the blob is added to what is already known, never undone by it: a flag the blob
- * has off is turned off, refused efforts and dropped fields are added, and an endpoint stored as
+ * has off is turned off, refused efforts and dropped fields (also those refused only beside or
+ * only without tools) are added, and an endpoint stored as
  * grammar-constrained is marked so (with strict schemas off). A blob written before
  * `grammarConstrained` existed imports as it always did. A blob of another
  * version, or one that is not an object, changes nothing; the result lists what was left out.

@@ -640,6 +640,55 @@ describe("refusing on its own", () => {
     expect((await post(server, { model: "gpt-5", messages, reasoning_effort: "minimal" })).status).toBe(200);
   });
 
+  it("refuses a reasoning_effort only beside tools, in OpenAI's words, and takes it without them", async () => {
+    const server = await start({ refuse: { reasoningEffortWithTools: true } });
+    server.script(turn({ content: "ok" }), turn({ content: "ok" }), turn({ content: "ok" }));
+    const refused = await post(server, { model: "gpt-5.4", messages, tools: [tool], reasoning_effort: "low" });
+    expect(refused.status).toBe(400);
+    expect(await json(refused)).toEqual({
+      error: {
+        message: "Function tools with reasoning_effort are not supported for gpt-5.4 in /v1/chat/completions. Please use /v1/responses instead.",
+        type: "invalid_request_error",
+        param: "reasoning_effort",
+        code: null,
+      },
+    });
+    expect((await post(server, { model: "gpt-5.4", messages, reasoning_effort: "low" })).status).toBe(200);
+    expect((await post(server, { model: "gpt-5.4", messages, tools: [tool] })).status).toBe(200);
+    expect((await post(server, { model: "gpt-5.4", messages, tools: [tool], reasoning_effort: "none" })).status).toBe(200);
+    expect(server.chatRequests().map((r) => r.refused)).toEqual(["reasoningEffortWithTools", undefined, undefined, undefined]);
+  });
+
+  it("refuses every tool-carrying request but one at effort none, where the model reasons by default", async () => {
+    const server = await start({ refuse: { reasoningEffortWithTools: "unless-none" } });
+    server.script(turn({ content: "ok" }), turn({ content: "ok" }));
+    const refused = await post(server, { model: "gpt-5.6", messages, tools: [tool] });
+    expect(refused.status).toBe(400);
+    expect(messageOf(await json(refused))).toBe(
+      "Function tools with reasoning_effort are not supported for gpt-5.6 in /v1/chat/completions. To use function tools, use /v1/responses or set reasoning_effort to 'none'.",
+    );
+    expect((await post(server, { model: "gpt-5.6", messages, tools: [tool], reasoning_effort: "none" })).status).toBe(200);
+    expect((await post(server, { model: "gpt-5.6", messages, reasoning_effort: "high" })).status).toBe(200);
+  });
+
+  it("refuses parallel_tool_calls only without tools, and takes it beside them", async () => {
+    const server = await start({ refuse: { withoutTools: ["parallel_tool_calls"] } });
+    server.script(turn({ content: "ok" }), turn({ content: "ok" }));
+    const refused = await post(server, { model: "gpt-4o", messages, parallel_tool_calls: false });
+    expect(refused.status).toBe(400);
+    expect(await json(refused)).toEqual({
+      error: {
+        message: "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+        type: "invalid_request_error",
+        param: "parallel_tool_calls",
+        code: null,
+      },
+    });
+    expect((await post(server, { model: "gpt-4o", messages, tools: [tool], parallel_tool_calls: false })).status).toBe(200);
+    expect((await post(server, { model: "gpt-4o", messages })).status).toBe(200);
+    expect(server.chatRequests().map((r) => r.refused)).toEqual(["parallelToolCallsWithoutTools", undefined, undefined]);
+  });
+
   it("applies per-model rules to that model only", async () => {
     const server = await start({ refuse: { models: { "gpt-5": { maxTokens: true, temperature: true } } } });
     server.script(turn({ content: "ok" }));

@@ -296,6 +296,28 @@ describe("ask and askReply", () => {
     );
   });
 
+  it("still sends the effort to a model that refused it only beside tools, and leaves out what it refused only without them", async () => {
+    await withEndpoint(
+      { profile: "openai", refuse: { reasoningEffortWithTools: true, withoutTools: ["parallel_tool_calls"] } },
+      async ({ server, state, endpoint }) => {
+        const model = modelCapabilitiesForIn(state, endpoint.baseUrl, undefined, MODEL);
+        model.droppedWithTools = ["reasoning_effort"];
+        model.effortWithTools = "none";
+        model.droppedWithoutTools = ["parallel_tool_calls"];
+        server.script(turn({ content: '{"tools":["grep"]}' }), turn({ content: "A summary." }));
+        const extraBody = { parallel_tool_calls: false };
+        expect(await askJsonIn(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, { reasoningEffort: "high", extraBody })).toEqual({
+          tools: ["grep"],
+        });
+        expect(await summariserIn(state, endpoint, MODEL, { reasoningEffort: "medium", extraBody })([{ role: "user", content: "hi" }], {})).toBe("A summary.");
+        const bodies = server.chatBodies();
+        expect(bodies.map((body) => body.reasoning_effort)).toEqual(["high", "medium"]);
+        for (const body of bodies) expect(body).not.toHaveProperty("parallel_tool_calls");
+        expect(server.chatRequests().map((entry) => entry.refused)).toEqual([undefined, undefined]);
+      },
+    );
+  });
+
   it("keeps the no-thinking hints for reasoningEffort off", async () => {
     await withEndpoint({}, async ({ server, state, endpoint }) => {
       server.script(turn({ content: "ok" }));

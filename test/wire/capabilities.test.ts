@@ -19,6 +19,7 @@ import type { ModelParams } from "../../src/shapes/config.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { streamTurn } from "../../src/wire/stream.js";
+import { applyCombinations } from "../../src/wire/refusal-combination.js";
 import {
   PROFILES,
   PROFILE_NAMES,
@@ -791,5 +792,40 @@ describe("negotiate: bad arguments", () => {
     expect(seen).toMatchObject({ legacyTokenLimit: true });
     expect(supports.models.get("m")).toBe(seen);
     expect(Object.keys(supports)).toEqual(["strictSchemas", "usageInStream"]);
+  });
+});
+
+describe("negotiate: a field refused only beside another", () => {
+  const config: ModelParams = { model: "gpt-5.4", reasoningEffort: "low" };
+
+  it("re-sends once without the effort beside tools, latching neither the effort nor a rung off", async () => {
+    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
+      context.server.script(turn({ content: "ok" }), turn({ content: "ok" }));
+      let sent: Record<string, unknown> | undefined;
+      const send = (wants: Wants) =>
+        negotiate(
+          context.supports,
+          (supports, produced, model) => {
+            sent = applyCombinations(bodyFor(config, supports, model, wants), model);
+            return streamTurn(context.client, sent as never, { produced });
+          },
+          { model: config.model, onNotice: (message) => context.notices.push(message), sentBody: () => sent },
+        );
+      await send({ tools: true });
+      await send({});
+      const bodies = context.server.chatBodies();
+      expect(bodies.map((body) => body.reasoning_effort)).toEqual(["low", undefined, "low"]);
+      expect(context.notices).toHaveLength(1);
+      expect(context.supports.models.get("gpt-5.4")).toMatchObject({ reasoningEffort: true, refusedEfforts: [], droppedWithTools: ["reasoning_effort"] });
+    });
+  });
+
+  it("ends in a NegotiationError where the send callback ignores the combination latch", async () => {
+    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
+      const failure = await sendTurn(context, config, { tools: true }).catch((error: unknown) => error);
+      expect(NegotiationError.is(failure)).toBe(true);
+      expect((failure as NegotiationError).attempts).toBe(2);
+      expect(context.server.chatBodies()).toHaveLength(2);
+    });
   });
 });
