@@ -5,10 +5,10 @@
  */
 
 /** The server families the loopback endpoint can imitate. */
-export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter";
+export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter" | "deepseek";
 
 /** Every profile name, in a stable order, for tests that walk them all. */
-export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"]);
+export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter", "deepseek"]);
 
 /**
  * The things a server or model may refuse that the specification names.
@@ -33,6 +33,9 @@ export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "l
  * - `loading`: the model is still being loaded (llama.cpp's 503 "Loading model").
  * - `overflowInStream`: a context overflow sent as an error event inside a 200 stream.
  * - `prefill`: a trailing assistant message the server will not continue.
+ * - `reasoningMissing`: a thinking-mode history without the `reasoning_content` the model wants back (DeepSeek).
+ * - `reasoningField`: a reasoning field on an input message the server does not take (Groq).
+ * - `reasoningBoth`: a tool-call message with both text and reasoning (llama.cpp's gpt-oss template).
  */
 export type RefusalKind =
   | "streamOptions"
@@ -54,7 +57,10 @@ export type RefusalKind =
   | "requestTooLarge"
   | "loading"
   | "overflowInStream"
-  | "prefill";
+  | "prefill"
+  | "reasoningMissing"
+  | "reasoningField"
+  | "reasoningBoth";
 
 /** Every refusal kind, in a stable order, for tests that walk them all. */
 export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
@@ -78,6 +84,9 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
   "loading",
   "overflowInStream",
   "prefill",
+  "reasoningMissing",
+  "reasoningField",
+  "reasoningBoth",
 ]);
 
 /**
@@ -171,6 +180,8 @@ export interface ErrorAnswer {
   body: unknown;
   /** Where the answer was recorded or read. */
   source: string;
+  /** The refusal kind the answer is, recorded on the request where given. */
+  refusal?: RefusalKind;
 }
 
 /** A server family: its listings, its 404, how it streams and how it refuses. */
@@ -187,6 +198,11 @@ export interface Profile {
   health: () => unknown;
   /** Whether every route, `/health` and the listing included, answers the loading refusal while the model loads (llama.cpp); otherwise only chat requests do. */
   loadingEveryRoute: boolean;
+  /**
+   * The message fields the family reads an assistant turn's reasoning back from, where known;
+   * the endpoint records what it read off each request as `replayed`.
+   */
+  reasoningInput?: readonly ("reasoning_content" | "reasoning")[];
   /** Checks the family makes on a chat body before a model reads it; undefined where it takes the body. */
   check?: (body: Record<string, unknown>) => ErrorAnswer | undefined;
   /** What a server started with a key answers a request without it, or with another one. */

@@ -148,6 +148,9 @@ describe("modelCapabilitiesFor", () => {
       reasoningEffort: true,
       refusedEfforts: [],
       droppedFields: [],
+      replayField: "",
+      replayEveryTurn: false,
+      replayFoldContent: false,
     });
   });
 
