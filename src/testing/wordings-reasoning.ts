@@ -59,8 +59,7 @@ export const LLAMA_BOTH_CONTENT_AND_THINKING: RefusalWording = {
   body: () => ({
     error: {
       code: 500,
-      message:
-        "Cannot pass both content and thinking in an assistant message with tool calls! Put the analysis message in one or the other, but not both.",
+      message: "Cannot pass both content and thinking in an assistant message with tool calls! Put the analysis message in one or the other, but not both.",
       type: "server_error",
     },
   }),

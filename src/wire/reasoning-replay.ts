@@ -43,11 +43,7 @@ export interface ReplayForm {
 }
 
 /** What the words of a failure say about replayed reasoning. */
-export type ReplayRefusal =
-  | { kind: "pass-back" }
-  | { kind: "field"; field: "reasoning_content" | "reasoning" }
-  | { kind: "both" }
-  | undefined;
+export type ReplayRefusal = { kind: "pass-back" } | { kind: "field"; field: "reasoning_content" | "reasoning" } | { kind: "both" } | undefined;
 
 /**
  * DeepSeek's thinking mode asking for the scratchpad back: "The `reasoning_content` in the

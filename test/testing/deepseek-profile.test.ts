@@ -29,7 +29,11 @@ const history = (assistant: Record<string, unknown>, extra: Record<string, unkno
 ];
 
 async function post(server: EndpointServer, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${server.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${server.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -50,7 +54,12 @@ describe("the deepseek profile", () => {
     const refused = await post(server, { model: "deepseek-v4-flash", stream: true, tools, messages: history({}) });
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.text)).toEqual({
-      error: { message: "The `reasoning_content` in the thinking mode must be passed back to the API.", type: "invalid_request_error", param: null, code: "invalid_request_error" },
+      error: {
+        message: "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_request_error",
+      },
     });
     const reasoner = await post(server, { model: "deepseek-reasoner", stream: true, tools, messages: history({}) });
     expect(messageOf(reasoner.text)).toMatch(/^Missing `reasoning_content` field in the assistant message at message index 1\./);

@@ -16,7 +16,8 @@ const words = (profile: keyof typeof PROFILES, kind: Parameters<typeof refusalWo
   messageOf(refusalWording(PROFILES[profile], kind).body({ model: "deepseek-v4-flash", ...detail }));
 
 /** An error shaped the way the OpenAI SDK throws one: a status and the parsed body. */
-const failure = (status: number, body: unknown): Error => Object.assign(new Error(`${status} ${messageOf(body)}`), { status, error: (body as { error?: unknown }).error });
+const failure = (status: number, body: unknown): Error =>
+  Object.assign(new Error(`${status} ${messageOf(body)}`), { status, error: (body as { error?: unknown }).error });
 
 const withCall = (reasoning?: string, content = ""): Message =>
   ({
@@ -31,10 +32,13 @@ const form = (field: ReplayField, everyTurn = false, foldContent = false): Repla
 describe("readReplayRefusal", () => {
   it("reads each family's real words", () => {
     expect(readReplayRefusal(words("deepseek", "reasoningMissing"))).toEqual({ kind: "pass-back" });
-    expect(
-      readReplayRefusal(messageOf(refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "deepseek-reasoner", value: 4 }))),
-    ).toEqual({ kind: "pass-back" });
-    expect(readReplayRefusal(words("openai", "reasoningField", { field: "reasoning_content", value: 3 }))).toEqual({ kind: "field", field: "reasoning_content" });
+    expect(readReplayRefusal(messageOf(refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "deepseek-reasoner", value: 4 })))).toEqual({
+      kind: "pass-back",
+    });
+    expect(readReplayRefusal(words("openai", "reasoningField", { field: "reasoning_content", value: 3 }))).toEqual({
+      kind: "field",
+      field: "reasoning_content",
+    });
     expect(readReplayRefusal(words("openai", "reasoningField", { field: "reasoning", value: 3 }))).toEqual({ kind: "field", field: "reasoning" });
     expect(readReplayRefusal(words("llama.cpp", "reasoningBoth"))).toEqual({ kind: "both" });
     expect(readReplayRefusal("messages.1.reasoning_content: Extra inputs are not permitted")).toEqual({ kind: "field", field: "reasoning_content" });
@@ -57,17 +61,36 @@ describe("readReplayRefusal", () => {
 
 describe("decideRefusal on replayed reasoning", () => {
   const model = (): ModelLatches => ({ ...freshModelCapabilities() });
-  const sentWith = (field: string): Record<string, unknown> => ({ messages: [{ role: "user", content: "q" }, { role: "assistant", content: "", [field]: "r" }] });
+  const sentWith = (field: string): Record<string, unknown> => ({
+    messages: [
+      { role: "user", content: "q" },
+      { role: "assistant", content: "", [field]: "r" },
+    ],
+  });
 
   it("answers DeepSeek's refusal with reasoning_content on every assistant turn, once", () => {
     const latches = model();
-    const decision = decideRefusal(failure(400, refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "m" })), freshEndpointCapabilities(), latches, "m", [], {});
+    const decision = decideRefusal(
+      failure(400, refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "m" })),
+      freshEndpointCapabilities(),
+      latches,
+      "m",
+      [],
+      {},
+    );
     expect(decision.kind).toBe("answer");
     if (decision.kind !== "answer") return;
     expect(decision.answers.map((answer) => [answer.latch, answer.already])).toEqual([["replay:pass-back", false]]);
     decision.answers[0]!.apply();
     expect([latches.replayField, latches.replayEveryTurn]).toEqual(["reasoning_content", true]);
-    const again = decideRefusal(failure(400, refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "m" })), freshEndpointCapabilities(), latches, "m", [], {});
+    const again = decideRefusal(
+      failure(400, refusalWording(PROFILES.deepseek, "reasoningMissing").body({ model: "m" })),
+      freshEndpointCapabilities(),
+      latches,
+      "m",
+      [],
+      {},
+    );
     expect(again.kind === "answer" && again.answers[0]!.already).toBe(true);
   });
 
@@ -89,7 +112,14 @@ describe("decideRefusal on replayed reasoning", () => {
 
   it("answers llama.cpp's both-content-and-thinking failure by folding, even as a 500", () => {
     const latches = model();
-    const decision = decideRefusal(failure(500, refusalWording(PROFILES["llama.cpp"], "reasoningBoth").body({ model: "m" })), freshEndpointCapabilities(), latches, "m", [], {});
+    const decision = decideRefusal(
+      failure(500, refusalWording(PROFILES["llama.cpp"], "reasoningBoth").body({ model: "m" })),
+      freshEndpointCapabilities(),
+      latches,
+      "m",
+      [],
+      {},
+    );
     expect(decision.kind).toBe("answer");
     if (decision.kind === "answer") decision.answers[0]!.apply();
     expect(latches.replayFoldContent).toBe(true);
@@ -111,7 +141,12 @@ describe("decideRefusal on replayed reasoning", () => {
 
 describe("applyReplayForm", () => {
   it("renames, strips, pads and folds as the form says, leaving the input alone", () => {
-    const messages: Message[] = [{ role: "user", content: "q" }, withCall("r1", "Reading."), { role: "tool", tool_call_id: "c1", content: "x" }, { role: "assistant", content: "done" }];
+    const messages: Message[] = [
+      { role: "user", content: "q" },
+      withCall("r1", "Reading."),
+      { role: "tool", tool_call_id: "c1", content: "x" },
+      { role: "assistant", content: "done" },
+    ];
     const frozen = structuredClone(messages);
     expect(applyReplayForm(messages, form("reasoning_content"), true)).toEqual(messages);
     expect(applyReplayForm(messages, form("reasoning_content"), true)[1]).toBe(messages[1]);
@@ -136,7 +171,11 @@ describe("applyReplayForm", () => {
         return built as unknown as Message;
       }),
     );
-    const forms = fc.record({ field: fc.constantFrom<ReplayField>("reasoning_content", "reasoning", "none"), everyTurn: fc.boolean(), foldContent: fc.boolean() });
+    const forms = fc.record({
+      field: fc.constantFrom<ReplayField>("reasoning_content", "reasoning", "none"),
+      everyTurn: fc.boolean(),
+      foldContent: fc.boolean(),
+    });
     fc.assert(
       fc.property(fc.array(message, { maxLength: 8 }), forms, fc.boolean(), (messages, chosen, tools) => {
         const before = structuredClone(messages);
@@ -197,7 +236,11 @@ describe("the replay latches in a snapshot", () => {
     expect(CAPABILITIES_SNAPSHOT_VERSION).toBe(1);
     const restored = createState();
     expect(importCapabilitiesIn(restored, JSON.parse(JSON.stringify(blob))).ignored).toEqual([]);
-    expect(modelCapabilitiesForIn(restored, "http://x/v1", "k", "deepseek-v4-flash")).toMatchObject({ replayField: "reasoning_content", replayEveryTurn: true, replayFoldContent: false });
+    expect(modelCapabilitiesForIn(restored, "http://x/v1", "k", "deepseek-v4-flash")).toMatchObject({
+      replayField: "reasoning_content",
+      replayEveryTurn: true,
+      replayFoldContent: false,
+    });
     expect(modelCapabilitiesForIn(restored, "http://x/v1", "k", "gpt-oss")).toMatchObject({ replayField: "", replayEveryTurn: false, replayFoldContent: true });
     expect(capabilitiesForIn(restored, "http://v/v1").reasoningField).toBe("reasoning");
     expect(exportCapabilitiesIn(restored)).toEqual(blob);
@@ -208,12 +251,17 @@ describe("the replay latches in a snapshot", () => {
     const result = importCapabilitiesIn(state, {
       version: 1,
       endpoints: [
-        { baseUrl: "http://x/v1", key: "", reasoningField: "thinking", models: { m: { replayField: "thinking", replayEveryTurn: "yes", replayFoldContent: 1 } } },
+        {
+          baseUrl: "http://x/v1",
+          key: "",
+          reasoningField: "thinking",
+          models: { m: { replayField: "thinking", replayEveryTurn: "yes", replayFoldContent: 1 } },
+        },
         { baseUrl: "http://y/v1", key: "", models: { n: { legacyTokenLimit: false } } },
       ],
     });
     expect(result.ignored).toEqual([
-      'endpoints[0].reasoningField: not one of reasoning_content, reasoning, none',
+      "endpoints[0].reasoningField: not one of reasoning_content, reasoning, none",
       'endpoints[0].models["m"].replayField: not one of reasoning_content, reasoning, none',
       'endpoints[0].models["m"].replayEveryTurn: not a boolean',
       'endpoints[0].models["m"].replayFoldContent: not a boolean',

@@ -177,7 +177,13 @@ describe("reasoning replay in the loop", () => {
       server.script(...threeSteps());
       await run("llama-4-scout");
       expect(chats(server).map((request) => request.refused)).toEqual([undefined, "reasoningField", "reasoningField", undefined, undefined]);
-      expect(server.chatBodies().slice(3).map(carried)).toEqual([[[undefined, undefined]], [[undefined, undefined], [undefined, undefined]]]);
+      expect(server.chatBodies().slice(3).map(carried)).toEqual([
+        [[undefined, undefined]],
+        [
+          [undefined, undefined],
+          [undefined, undefined],
+        ],
+      ]);
       expect(notices).toHaveLength(2);
     });
   });
