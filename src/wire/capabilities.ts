@@ -23,6 +23,7 @@ import type { ReplayField } from "./reasoning-replay.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { EFFORT_LADDER } from "./refusal.js";
+export type { ReplayField } from "./reasoning-replay.js";
 
 /** What one model on one endpoint takes; every flag starts true and is latched false by a refusal. */
 export interface ModelCapabilities {
