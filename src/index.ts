@@ -78,6 +78,7 @@ export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions,
 // capabilities
 export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";
 export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/capabilities.js";
+export type { ReplayField } from "./wire/capabilities.js";
 
 // request-body
 export { buildBody, orderTools } from "./wire/request-body.js";

@@ -4,8 +4,8 @@
  * without mocking anything — a real `node:http` server on 127.0.0.1 that answers chat
  * completions from a script, imitates one server family, and records every request it receives.
  *
- * - Families ({@link PROFILE_NAMES}): OpenAI, llama.cpp, vLLM, LM Studio, Ollama and OpenRouter,
- *   each with its own model listing, window routes (`/props`, `/api/v0/models`), streaming
+ * - Families ({@link PROFILE_NAMES}): OpenAI, llama.cpp, vLLM, LM Studio, Ollama, OpenRouter and
+ *   DeepSeek, each with its own model listing, window routes (`/props`, `/api/v0/models`), streaming
  *   habits and refusal wordings; every wording names the public source it was copied from.
  * - Scripted turns ({@link turn}): content, reasoning, tool calls, usage and finish reason,
  *   rebuilt per family and per request; `respond` answers what nothing scripted.
@@ -37,6 +37,7 @@ import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type Usage
 import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./testing/http.js";
 import { CONTINUATION_CONFLICT, continuationConflict, echoInChunks, echoInCompletion, prefillEcho } from "./testing/prefill.js";
 import { isPlainRecord } from "./testing/guards.js";
+import { replayedBy } from "./testing/replayed.js";
 import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./testing/types.js";
 
 export type {
@@ -223,7 +224,10 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       recorded.refused = "loading";
       return answerRefusal(response, "loading", { model: modelOf(body) });
     }
+    const replayed = replayedBy(family, body);
+    if (replayed) recorded.replayed = replayed;
     const checked = family.check?.(body);
+    if (checked?.refusal) recorded.refused = checked.refusal;
     if (checked) return sendBody(response, checked.status, checked.body);
     const found = findRefusal(family, options.refuse, body, { promptTokens, window });
     if (found) {

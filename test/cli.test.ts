@@ -322,6 +322,8 @@ const CASES: Record<ProfileName, ProfileCase> = {
     expected: { window: "supported", ...everything, strictSchemas: "unknown", toolCalls: "refused" },
     window: /context_length/,
   },
+  // A chat model (not in thinking mode), whose listing names no window.
+  deepseek: { refuse: {}, expected: { window: "unknown", ...everything }, window: /unknown/ },
 };
 
 async function withServer<T>(options: EndpointOptions, body: (server: EndpointServer) => Promise<T>): Promise<T> {

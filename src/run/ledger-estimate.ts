@@ -66,6 +66,7 @@ function featuresOf(message: Message | undefined): { pieces: number; calls: numb
   let calls = 0;
   if (message.role === "assistant") {
     if (typeof message.reasoning_content === "string") pieces += piecesOf(message.reasoning_content);
+    if (typeof message.reasoning === "string") pieces += piecesOf(message.reasoning);
     for (const call of message.tool_calls ?? []) {
       calls += 1;
       pieces += piecesOf(call?.function?.name ?? "") + piecesOf(call?.function?.arguments ?? "");

@@ -108,6 +108,8 @@ export interface AssistantMessage {
   tool_calls?: ToolCall[];
   /** The scratchpad behind a tool call, for the model families that read it back. */
   reasoning_content?: string;
+  /** The same scratchpad under the name vLLM and Groq read it by, as a request body sends it there. */
+  reasoning?: string;
   name?: string;
 }
 

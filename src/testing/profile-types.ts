@@ -5,10 +5,10 @@
  */
 
 /** The server families the loopback endpoint can imitate. */
-export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter";
+export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter" | "deepseek";
 
 /** Every profile name, in a stable order, for tests that walk them all. */
-export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter"]);
+export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "llama.cpp", "vllm", "lmstudio", "ollama", "openrouter", "deepseek"]);
 
 /**
  * The things a server or model may refuse that the specification names.
@@ -37,6 +37,9 @@ export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "l
  *   completions for gpt-5.x), taken in a request that declares none.
  * - `parallelToolCallsWithoutTools`: `parallel_tool_calls` in a request that declares no tools,
  *   taken beside them.
+ * - `reasoningMissing`: a thinking-mode history without the `reasoning_content` the model wants back (DeepSeek).
+ * - `reasoningField`: a reasoning field on an input message the server does not take (Groq).
+ * - `reasoningBoth`: a tool-call message with both text and reasoning (llama.cpp's gpt-oss template).
  */
 export type RefusalKind =
   | "streamOptions"
@@ -60,7 +63,10 @@ export type RefusalKind =
   | "overflowInStream"
   | "prefill"
   | "reasoningEffortWithTools"
-  | "parallelToolCallsWithoutTools";
+  | "parallelToolCallsWithoutTools"
+  | "reasoningMissing"
+  | "reasoningField"
+  | "reasoningBoth";
 
 /** Every refusal kind, in a stable order, for tests that walk them all. */
 export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
@@ -86,6 +92,9 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
   "prefill",
   "reasoningEffortWithTools",
   "parallelToolCallsWithoutTools",
+  "reasoningMissing",
+  "reasoningField",
+  "reasoningBoth",
 ]);
 
 /**
@@ -179,6 +188,8 @@ export interface ErrorAnswer {
   body: unknown;
   /** Where the answer was recorded or read. */
   source: string;
+  /** The refusal kind the answer is, recorded on the request where given. */
+  refusal?: RefusalKind;
 }
 
 /** A server family: its listings, its 404, how it streams and how it refuses. */
@@ -195,6 +206,11 @@ export interface Profile {
   health: () => unknown;
   /** Whether every route, `/health` and the listing included, answers the loading refusal while the model loads (llama.cpp); otherwise only chat requests do. */
   loadingEveryRoute: boolean;
+  /**
+   * The message fields the family reads an assistant turn's reasoning back from, where known;
+   * the endpoint records what it read off each request as `replayed`.
+   */
+  reasoningInput?: readonly ("reasoning_content" | "reasoning")[];
   /** Checks the family makes on a chat body before a model reads it; undefined where it takes the body. */
   check?: (body: Record<string, unknown>) => ErrorAnswer | undefined;
   /** What a server started with a key answers a request without it, or with another one. */

@@ -11,6 +11,8 @@
 import { deepFreeze, llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./wordings.js";
 import { PROFILE_NAMES, type ErrorAnswer, type Profile, type ProfileName, type RefusalKind, type RefusalWording } from "./profile-types.js";
 import { LLAMA_BUILD, LLAMA_UNAUTHORIZED, llamaCheck, llamaListing, llamaModelEntry, llamaProps } from "./profile-llama.js";
+import { deepseekCheck, deepseekListing, deepseekModelEntry } from "./profile-deepseek.js";
+import { deepseekError } from "./wordings-reasoning.js";
 
 export * from "./profile-types.js";
 
@@ -76,6 +78,8 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     lmstudioModels: () => null,
     health: () => ({ status: "ok" }),
     loadingEveryRoute: true,
+    // common/chat.cpp hands the gpt-oss template reasoning_content (as thinking) on a tool-call message.
+    reasoningInput: ["reasoning_content"],
     check: llamaCheck,
     unauthorized: LLAMA_UNAUTHORIZED,
     openRoutes: ["GET /health", "GET /v1/models", "GET /models"],
@@ -123,6 +127,9 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     props: () => null,
     lmstudioModels: () => null,
     ...PLAIN,
+    // vllm/entrypoints/harmony_utils.py (parse_chat_input_to_harmony_message) reads an assistant
+    // message's analysis from `reasoning` alone; any other field is ignored, never refused.
+    reasoningInput: ["reasoning"],
     unauthorized: {
       status: 401,
       body: { error: "Unauthorized" },
@@ -277,6 +284,42 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     },
     refusals: WORDINGS.openrouter,
     fallbackError: (status, message) => openrouterError(status, message),
+  },
+  deepseek: {
+    name: "deepseek",
+    listing: deepseekListing,
+    modelEntry: deepseekModelEntry,
+    props: () => null,
+    lmstudioModels: () => null,
+    ...PLAIN,
+    reasoningInput: ["reasoning_content"],
+    check: deepseekCheck,
+    unauthorized: unauthorizedIn("DeepSeek", deepseekError("Authentication Fails, Your api key is invalid", "authentication_error")),
+    notFound: () => ({
+      status: 404,
+      body: deepseekError("Not Found"),
+      source: "no public wording found; shaped like DeepSeek's other errors",
+    }),
+    stream: {
+      roleChunk: true,
+      reasoningField: "reasoning_content",
+      roleOnEveryChunk: false,
+      usageInStream: "when-asked",
+      usageOnFinalChunk: false,
+      timings: false,
+      cachedAlways: false,
+      leadingComments: [],
+      idPrefix: "",
+      logprobs: true,
+      fingerprint: "fp_loopback_prod",
+      argumentsOpen: false,
+      toolCallIndexes: "each",
+      callIdOnEveryChunk: false,
+      source:
+        "api-docs.deepseek.com/guides/thinking_mode (the thinking streamed as reasoning_content deltas before the content) and the chunk shape quoted in https://github.com/nowledge-co/nowledge-mem/issues/36 (Delta(reasoning_content=..., content=None)); usage only under stream_options.include_usage",
+    },
+    refusals: WORDINGS.deepseek,
+    fallbackError: (_status, message, type) => deepseekError(message, type),
   },
 });
 

@@ -9,6 +9,7 @@
  */
 import type { Profile, RefusalDetail, RefusalKind } from "./profile-types.js";
 import { isPlainRecord } from "./guards.js";
+import { missingReasoningAt } from "./profile-deepseek.js";
 
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
@@ -72,6 +73,12 @@ export interface RefusalRules {
   tokensPerMinute?: number;
   /** Answer a request over `tokensPerMinute` with Groq's 413 instead of OpenAI's 429. @default 429 */
   tokensPerMinuteStatus?: 429 | 413;
+  /** Refuse these reasoning fields on an assistant message, in Groq's words. */
+  messageFields?: ("reasoning_content" | "reasoning")[];
+  /** Refuse a tool-call message with both text and `reasoning_content`, as llama.cpp's gpt-oss template does. */
+  contentWithReasoning?: boolean;
+  /** While tools are declared, refuse any assistant message without `reasoning_content`, in DeepSeek V4's words. */
+  reasoningEveryTurn?: boolean;
 }
 
 /** What a server refuses, and optionally what each model on it refuses on top. */
@@ -176,6 +183,8 @@ export function findRefusal(
   if (tools.length === 0) {
     for (const field of rules.withoutTools ?? []) if (field in body) return { kind: "parallelToolCallsWithoutTools", detail: { field } };
   }
+  const replay = replayRefusal(rules, body);
+  if (replay) return replay;
   if ("reasoning_effort" in body && rules.reasoningEffort) {
     const asked = body.reasoning_effort;
     if (rules.reasoningEffort === true) return { kind: "reasoningEffortUnsupported", detail: { field: "reasoning_effort" } };
@@ -220,6 +229,29 @@ export function findRefusal(
       kind: rules.tokensPerMinuteStatus === 413 ? "requestTooLarge" : "rateLimitTokens",
       detail: { limit: rules.tokensPerMinute, promptTokens: sizes.promptTokens + (ceiling ?? 0) },
     };
+  }
+  return undefined;
+}
+
+function nonEmpty(value: unknown): boolean {
+  return typeof value === "string" && value.trim() !== "";
+}
+
+/** The refusals of replayed reasoning a configuration asks for: a message field, text beside reasoning, a turn without it. */
+function replayRefusal(rules: RefusalRules, body: Record<string, unknown>): FoundRefusal | undefined {
+  const messages: unknown[] = Array.isArray(body.messages) ? body.messages : [];
+  for (const [index, message] of messages.entries()) {
+    if (!isPlainRecord(message) || message.role !== "assistant") continue;
+    const field = (rules.messageFields ?? []).find((name) => name in message);
+    if (field) return { kind: "reasoningField", detail: { field, value: index } };
+    const calls = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    if (rules.contentWithReasoning && calls && nonEmpty(message.content) && nonEmpty(message.reasoning_content)) {
+      return { kind: "reasoningBoth", detail: {} };
+    }
+  }
+  if (rules.reasoningEveryTurn) {
+    const at = missingReasoningAt(body, true);
+    if (at >= 0) return { kind: "reasoningMissing", detail: { value: at } };
   }
   return undefined;
 }

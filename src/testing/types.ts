@@ -87,6 +87,11 @@ export interface RecordedRequest {
   promptTokens?: number;
   /** The cached prefix the endpoint reported, where `prefixCache` is on and the request was not refused. */
   cachedTokens?: number;
+  /**
+   * The reasoning the family read back off the request's assistant turns, in order, from the
+   * fields it reads (vLLM: `reasoning` only); absent for a family whose input fields are not known.
+   */
+  replayed?: string[];
 }
 
 /** Options for `startEndpoint`. */

@@ -8,6 +8,7 @@
  */
 import type { ProfileName } from "./profile-types.js";
 import { deepFreeze, OPENAI_WORDINGS, promptOf, type Filled, type Table } from "./wordings-openai.js";
+import { DEEPSEEK_MISSING, GROQ_MESSAGE_FIELD, LLAMA_BOTH_CONTENT_AND_THINKING } from "./wordings-reasoning.js";
 
 export { deepFreeze, openaiError, quoteList } from "./wordings-openai.js";
 
@@ -195,10 +196,12 @@ const openrouter: Table = {
 
 /** Every family's own wordings; a kind missing here falls back to a shaped stand-in. */
 export const WORDINGS: Readonly<Record<ProfileName, Table>> = deepFreeze({
-  openai: OPENAI_WORDINGS,
-  "llama.cpp": llama,
+  // Groq answers in OpenAI's words and shape, so its refusal of a message field sits with OpenAI's.
+  openai: { ...OPENAI_WORDINGS, reasoningField: GROQ_MESSAGE_FIELD },
+  "llama.cpp": { ...llama, reasoningBoth: LLAMA_BOTH_CONTENT_AND_THINKING },
   vllm,
   lmstudio,
   ollama,
   openrouter,
+  deepseek: { reasoningMissing: DEEPSEEK_MISSING },
 });

@@ -61,6 +61,7 @@ export function messageChars(message: Message): number {
   let chars = partsChars(message.content as string | TextPart[] | null | undefined).chars;
   if (message.role === "assistant") {
     if (typeof message.reasoning_content === "string") chars += message.reasoning_content.length;
+    if (typeof message.reasoning === "string") chars += message.reasoning.length;
     for (const call of message.tool_calls ?? []) {
       chars += (call?.function?.name?.length ?? 0) + (call?.function?.arguments?.length ?? 0);
     }

@@ -50,7 +50,9 @@ export function grammarServerOf(listing: unknown): string | undefined {
 
 /**
  * Notes on an endpoint's record what its listing says: a grammar-constrained server gets
- * `grammarConstrained` true and `strictSchemas` false. Answers the server's name where the
+ * `grammarConstrained` true and `strictSchemas` false, and a vLLM listing `reasoningField`
+ * "reasoning" (vllm/entrypoints/harmony_utils.py, parse_chat_input_to_harmony_message, reads an
+ * assistant message's analysis only from `reasoning`). Answers the server's name where the
  * record was changed by it. Never throws.
  *
  * @internal
@@ -60,6 +62,8 @@ export function noteListingIn(state: RuntimeState, endpoint: Pick<Endpoint, "bas
     const server = grammarServerOf(listing);
     if (server === undefined || typeof endpoint?.baseUrl !== "string") return undefined;
     const supports = capabilitiesForIn(state, endpoint.baseUrl, endpoint.apiKey);
+    // vLLM's gpt-oss path reads reasoning back only from `reasoning` and ignores any other field.
+    if (server === "vLLM") supports.reasoningField = "reasoning";
     if (supports.grammarConstrained) return undefined;
     supports.grammarConstrained = true;
     supports.strictSchemas = false;

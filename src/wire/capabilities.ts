@@ -19,9 +19,11 @@ import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
 import { linkRecord, shareLatches } from "./latch-link.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
+import type { ReplayField } from "./reasoning-replay.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { EFFORT_LADDER } from "./refusal.js";
+export type { ReplayField } from "./reasoning-replay.js";
 
 /** What one model on one endpoint takes; every flag starts true and is latched false by a refusal. */
 export interface ModelCapabilities {
@@ -55,6 +57,12 @@ export interface ModelCapabilities {
    * tools only at that one ("none"); "" or absent where nothing replaces it. @default ""
    */
   effortWithTools?: string;
+  /** The field reasoning is sent back under, as a refusal taught it; "" where nothing was learned. */
+  replayField: ReplayField | "";
+  /** Every assistant turn carries the reasoning field while tools are declared; true once the model asked for it back. */
+  replayEveryTurn: boolean;
+  /** A tool-call turn's text is folded into its reasoning; true once the model's template refused both side by side. */
+  replayFoldContent: boolean;
 }
 
 /** What one endpoint (a base URL and an API key) takes, with its models' records under it. */
@@ -79,6 +87,11 @@ export interface EndpointCapabilities {
   grammarConstrained: boolean;
   /** The records of the models asked for on this endpoint, by the name the endpoint knows them by. */
   readonly models: Map<string, ModelCapabilities>;
+  /**
+   * The message field the server reads reasoning back from, where its listing says
+   * (`reasoning` for vLLM); absent sends `reasoning_content`. A model's own latch wins.
+   */
+  reasoningField?: ReplayField;
 }
 
 /** An endpoint record with where it came from, as the state keeps it. @internal */
@@ -103,6 +116,9 @@ export function freshModelCapabilities(): ModelCapabilities {
     reasoningEffort: true,
     refusedEfforts: [],
     droppedFields: [],
+    replayField: "",
+    replayEveryTurn: false,
+    replayFoldContent: false,
   };
 }
 

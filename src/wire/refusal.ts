@@ -14,6 +14,7 @@ import { isModelLoading, isOverflow } from "../text/retry.js";
 import { isGrammarError } from "../text/schema-compat.js";
 import { describeError, type ErrorDescription } from "../text/error-body.js";
 import { decideCombination } from "./refusal-combination.js";
+import { decideReplayRefusal, type ReplayLatches } from "./reasoning-replay.js";
 
 /** A refusal read off a failed request. */
 export interface RefusalReading {
@@ -170,10 +171,12 @@ export const EFFORT_LADDER: readonly string[] = Object.freeze(["none", "minimal"
 export interface EndpointLatches {
   strictSchemas: boolean;
   usageInStream: boolean;
+  /** The reasoning field the endpoint's listing named, where it named one. */
+  reasoningField?: string;
 }
 
 /** The model latches a refusal can flip (the shape of a model record). */
-export interface ModelLatches {
+export interface ModelLatches extends ReplayLatches {
   legacyTokenLimit: boolean;
   chosenTemperature: boolean;
   structuredOutput: boolean;
@@ -269,6 +272,8 @@ export function decideRefusal(
   if (status === 401 || status === 403 || status === 429) return PASS;
   const combination = decideCombination(reading.description.message, model, name, droppable, sent);
   if (combination) return combination;
+  const replay = model ? decideReplayRefusal(reading.description.message, model, supports.reasoningField, name, sent) : undefined;
+  if (replay) return replay.kind === "stuck" ? replay : { kind: "answer", answers: [replay.answer] };
   if (reading.effort) return model ? effortAnswer(reading, model, name, sent) : PASS;
   if (reading.effortUnsupported) {
     if (!model) return PASS;

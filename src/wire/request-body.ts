@@ -13,6 +13,7 @@ import { effortFor, type EndpointCapabilities, type ModelCapabilities } from "./
 import { relaxTools, sanitizeTools } from "../text/schema-compat.js";
 import { positiveInteger } from "../text/guards.js";
 import { applyCombinations } from "./refusal-combination.js";
+import { applyReplayForm, replayFormOf } from "./reasoning-replay.js";
 
 /**
  * How a request's tools are ordered: `true` or absent for name order, `false` for the caller's
@@ -92,6 +93,10 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  *   the endpoint takes it.
  * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
  *   schemas or is grammar-constrained; left out when there are none.
+ * - Each assistant turn's reasoning in the form the model and endpoint take (applyReplayForm):
+ *   under `reasoning_content`, or `reasoning` on a vLLM listing or once the model refused the
+ *   first, or not at all once it refused both; on every assistant turn while tools are declared
+ *   once the model asked for it back; folded with the text where its template refused both.
  * - `reasoning_effort` from effortFor, left out where that is "".
  * - The reply ceiling (`maxTokens` above zero) as `max_completion_tokens` only where the model
  *   latched `legacyTokenLimit` to false, otherwise as `max_tokens`, so an absent model record
@@ -131,6 +136,7 @@ export function buildBody(
     const declared = sanitizeTools(orderTools(tools, order));
     body.tools = supports.strictSchemas && supports.grammarConstrained !== true ? declared : relaxTools(declared);
   }
+  body.messages = applyReplayForm(body.messages, replayFormOf(model, supports.reasoningField), body.tools !== undefined);
   const effort = effortFor(model, config.reasoningEffort);
   if (effort) body.reasoning_effort = effort;
   const ceiling = positiveInteger(config.maxTokens);

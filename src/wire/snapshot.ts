@@ -13,6 +13,7 @@ import { EFFORT_LADDER, endpointEntriesIn, endpointRecordIn, freshModelCapabilit
 import { normaliseBaseUrl } from "./base-url.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
+import { importReplay, REPLAY_FIELDS, REPLAY_SNAPSHOT_KEYS, replaySnapshotOf, type ReplayField } from "./reasoning-replay.js";
 
 /** The snapshot format's version; a blob of another version is ignored whole. */
 export const CAPABILITIES_SNAPSHOT_VERSION = 1;
@@ -32,6 +33,12 @@ export interface ModelSnapshot {
   droppedWithoutTools?: string[];
   /** The effort sent beside tools in place of any other, a rung of the effort ladder. */
   effortWithTools?: string;
+  /** The field reasoning is sent back under, as a refusal taught it. */
+  replayField?: ReplayField;
+  /** True where every assistant turn carries the reasoning field while tools are declared. */
+  replayEveryTurn?: boolean;
+  /** True where a tool-call turn's text is folded into its reasoning. */
+  replayFoldContent?: boolean;
 }
 
 /** One endpoint's latches as stored. */
@@ -44,6 +51,8 @@ export interface EndpointSnapshot {
   usageInStream?: boolean;
   /** True where the server holds answers to a grammar built from the schema; importing it sends relaxed schemas. */
   grammarConstrained?: boolean;
+  /** The field the endpoint reads reasoning back from, where its listing said (`reasoning` for vLLM). */
+  reasoningField?: ReplayField;
   /** The models that latched something, by name. */
   models?: Record<string, ModelSnapshot>;
 }
@@ -85,6 +94,7 @@ function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {
     if (Array.isArray(value) && value.length > 0) out[list] = [...value];
   }
   if (typeof record.effortWithTools === "string" && record.effortWithTools !== "") out.effortWithTools = record.effortWithTools;
+  Object.assign(out, replaySnapshotOf(record));
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -102,8 +112,9 @@ export function exportCapabilitiesIn(state: RuntimeState): CapabilitiesSnapshot 
     if (!supports.strictSchemas) out.strictSchemas = false;
     if (!supports.usageInStream) out.usageInStream = false;
     if (supports.grammarConstrained) out.grammarConstrained = true;
+    if (supports.reasoningField) out.reasoningField = supports.reasoningField;
     if (Object.keys(models).length > 0) out.models = models;
-    if (out.strictSchemas === false || out.usageInStream === false || out.grammarConstrained || out.models) endpoints.push(out);
+    if (out.strictSchemas === false || out.usageInStream === false || out.grammarConstrained || out.reasoningField || out.models) endpoints.push(out);
   }
   return { version: CAPABILITIES_SNAPSHOT_VERSION, endpoints };
 }
@@ -146,8 +157,9 @@ function importModel(record: ModelCapabilities, stored: Record<string, unknown>,
     });
   }
   importCombinations(record, stored, where, ignored);
+  importReplay(record, stored, where, ignored);
   for (const key of Object.keys(stored)) {
-    if (COMBINATION_KEYS.includes(key)) continue;
+    if (COMBINATION_KEYS.includes(key) || REPLAY_SNAPSHOT_KEYS.includes(key)) continue;
     if (!(FLAGS as readonly string[]).includes(key) && key !== "refusedEfforts" && key !== "droppedFields") ignored.push(`${where}.${key}: unknown field`);
   }
 }
@@ -213,6 +225,11 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
       } else if (entry.grammarConstrained !== undefined && entry.grammarConstrained !== false) {
         result.ignored.push(`${where}.grammarConstrained: not a boolean`);
       }
+      if (typeof entry.reasoningField === "string" && (REPLAY_FIELDS as readonly string[]).includes(entry.reasoningField)) {
+        supports.reasoningField = entry.reasoningField as ReplayField;
+      } else if (entry.reasoningField !== undefined) {
+        result.ignored.push(`${where}.reasoningField: not one of ${REPLAY_FIELDS.join(", ")}`);
+      }
       result.endpoints += 1;
       if (entry.models === undefined) return;
       if (!isPlainRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
@@ -240,7 +257,9 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
  * has off is turned off, refused efforts and dropped fields (also those refused only beside or
  * only without tools) are added, and an endpoint stored as
  * grammar-constrained is marked so (with strict schemas off). A blob written before
- * `grammarConstrained` existed imports as it always did. A blob of another
+ * `grammarConstrained` existed imports as it always did, and so does one written before the
+ * reasoning replay latches (`replayField`, `replayEveryTurn`, `replayFoldContent` on a model,
+ * `reasoningField` on an endpoint), which import as written where valid. A blob of another
  * version, or one that is not an object, changes nothing; the result lists what was left out.
  *
  * @param blob - The stored blob, as an object or as its JSON text.

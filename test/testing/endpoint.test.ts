@@ -291,6 +291,7 @@ describe("turn()", () => {
     lmstudio: { field: "reasoning_content", roleFirst: false, usage: [false, false], timings: false, comment: false },
     ollama: { field: "reasoning", roleFirst: false, usage: [false, true], timings: false, comment: false },
     openrouter: { field: "reasoning", roleFirst: false, usage: [true, true], timings: false, comment: true },
+    deepseek: { field: "reasoning_content", roleFirst: true, usage: [false, true], timings: false, comment: false },
   };
 
   for (const profile of PROFILE_NAMES) {
@@ -413,7 +414,7 @@ describe("routes", () => {
   });
 
   it("answers each family's unknown route in its own shape", async () => {
-    const expected: Record<ProfileName, number> = { openai: 404, "llama.cpp": 404, vllm: 404, lmstudio: 200, ollama: 404, openrouter: 404 };
+    const expected: Record<ProfileName, number> = { openai: 404, "llama.cpp": 404, vllm: 404, lmstudio: 200, ollama: 404, openrouter: 404, deepseek: 404 };
     for (const profile of PROFILE_NAMES) {
       const server = await start({ profile });
       const response = await fetch(`${server.origin}/nowhere`);

@@ -102,7 +102,9 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
         expect(server.requests.map((request) => `${request.method} ${request.path}`)).toEqual(["GET /v1/models", "POST /v1/chat/completions"]);
         expect(formatOf(server.chatBodies()[0])).toEqual({ type: "json_schema", json_schema: { name: "preselection", schema: relaxSchema(PRESELECT_SCHEMA) } });
         expect(notices).toEqual([]);
-        expect(exportCapabilitiesIn(state).endpoints).toEqual([{ baseUrl: server.baseUrl, key: "", strictSchemas: false, grammarConstrained: true }]);
+        // A vLLM listing also says the server reads reasoning back as `reasoning`.
+        const field = profile === "vllm" ? { reasoningField: "reasoning" } : {};
+        expect(exportCapabilitiesIn(state).endpoints).toEqual([{ baseUrl: server.baseUrl, key: "", strictSchemas: false, grammarConstrained: true, ...field }]);
         // The listing is read once per endpoint: the next call goes straight to the chat request.
         expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "ABC" });
         expect(server.requests.filter((request) => request.path === "/v1/models")).toHaveLength(1);

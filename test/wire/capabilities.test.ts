@@ -149,6 +149,9 @@ describe("modelCapabilitiesFor", () => {
       reasoningEffort: true,
       refusedEfforts: [],
       droppedFields: [],
+      replayField: "",
+      replayEveryTurn: false,
+      replayFoldContent: false,
     });
   });
 

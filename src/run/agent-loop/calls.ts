@@ -12,15 +12,18 @@ import { quietly } from "../../text/safe-calls.js";
 import { readCalls, runCalls, STOPPED_BEFORE_CALL, type CallsRun, type OpenCall, type ReadCall } from "../run-calls.js";
 import { stepCheck } from "./checks.js";
 import type { LoopRun } from "./run.js";
+import { keepReasoning } from "./reasoning.js";
 
 /**
- * Appends the model's reply, with the calls it made, and returns those calls; where the reply
+ * Appends the model's reply, with the calls it made (and, where it made some, the reasoning
+ * behind them as `reasoning_content`), and returns those calls; where the reply
  * cannot be told, each call is answered as not run before the failure goes on. @internal
  */
 export async function tellReply(run: LoopRun, turn: Turn, step: number): Promise<ReadCall[]> {
   const reads = readCalls(turn.toolCalls, { truncated: turn.finishReason === "length" });
   const said: AssistantMessage = { role: "assistant", content: turn.content };
   if (reads.length > 0) said.tool_calls = reads.map((read) => read.call);
+  keepReasoning(said, turn);
   try {
     await run.tell(said, step, turn);
   } catch (error) {

@@ -15,9 +15,12 @@ import type { AgentLoopResult } from "./options.js";
 import { textOf, type LoopRun } from "./run.js";
 import { quietly } from "../../text/safe-calls.js";
 import { recordUsage } from "../usage-memory.js";
+import { dropReplayedReasoning } from "./reasoning.js";
 
-/** Ends an answered run: tells the afterTurn hooks without waiting, emits `done` and hands back the result. @internal */
+/** Ends an answered run: drops the reasoning kept for its tool calls, tells the afterTurn hooks without waiting, emits `done` and hands back the result. @internal */
 export function finish(run: LoopRun): AgentLoopResult {
+  // The model has answered: the reasoning kept for its tool calls is not sent again.
+  dropReplayedReasoning(run);
   const afterTurn = tellAfterTurn(run);
   // An answered run teaches the host's usage memory which tools its question needed.
   const memory = run.options.usageMemory;
