@@ -15,6 +15,7 @@ export const EVENT_DEFAULTS: Readonly<EventSettings> = Object.freeze({
   trimSlack: 256,
   retainMs: 60_000,
   retainUnendedMs: 30 * 60_000,
+  maxRuns: 1000,
 });
 
 /** The longest delay a Node timer takes without firing at once instead. */
@@ -58,6 +59,49 @@ export function clearBus(bus: Bus): void {
 
 /** The event bus and its settings, one per runtime state. */
 export const EVENT_BUS = defineSlot<Bus>("events", createBus, clearBus);
+
+/** The run the bus drops first to make room: the one ended longest ago, else the unended one quiet longest. */
+function runToDrop(bus: Bus, keep: Stream): [string, Stream] | undefined {
+  let ended: [string, Stream] | undefined;
+  let unended: [string, Stream] | undefined;
+  for (const pair of bus.streams) {
+    const stream = pair[1];
+    if (stream === keep) continue;
+    if (stream.endedAt !== undefined) {
+      if (ended === undefined || stream.endedAt < (ended[1].endedAt as number)) ended = pair;
+    } else if (unended === undefined || stream.touched < unended[1].touched) unended = pair;
+  }
+  return ended ?? unended;
+}
+
+/** The notice a watcher of a run dropped before it ended reads last. */
+export function runDroppedNotice(runId: string, stream: Stream, maxRuns: number): RunEvent {
+  return Object.freeze({
+    kind: "notice",
+    text: `Run "${runId}" was dropped from the event bus before it ended, since the bus holds at most ${maxRuns} runs; nothing more of it comes to this watcher.`,
+    runDropped: true,
+    seq: stream.seq + 1,
+    at: Date.now(),
+  });
+}
+
+/**
+ * Files a new run on the bus, dropping the oldest runs past `maxRuns` (ended ones first): their
+ * watchers hand out what they queued and end, those of an unended run after a `runDropped` notice.
+ */
+export function fileRun(bus: Bus, runId: string, stream: Stream): void {
+  bus.streams.set(runId, stream);
+  const maxRuns = count(bus.settings.maxRuns);
+  while (bus.streams.size > maxRuns) {
+    const victim = runToDrop(bus, stream);
+    if (victim === undefined) return;
+    const [droppedId, dropped] = victim;
+    bus.streams.delete(droppedId);
+    const notice = dropped.endedAt === undefined ? runDroppedNotice(droppedId, dropped, maxRuns) : undefined;
+    for (const watcher of [...dropped.watchers]) watcher.close(notice);
+    dropped.watchers.clear();
+  }
+}
 
 /** When an unwatched run becomes reapable. */
 export function deadlineOf(stream: Stream, settings: EventSettings): number {
@@ -156,7 +200,7 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     let stream = this.bus.streams.get(this.runId);
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: Date.now() };
-      this.bus.streams.set(this.runId, stream);
+      fileRun(this.bus, this.runId, stream);
     }
     this.stream = stream;
     const kept = stream.events;
@@ -222,8 +266,14 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     this.cap();
   }
 
-  /** Called by the bus when the run is dropped: what is queued is still handed out. */
-  close(): void {
+  /** Called by the bus when the run is dropped: what is queued is still handed out, then `last` where given. */
+  close(last?: RunEvent): void {
+    if (this.finished) return;
+    if (last !== undefined) {
+      const resolve = this.waiting.shift();
+      if (resolve !== undefined) resolve({ done: false, value: last });
+      else this.queue.push(last);
+    }
     this.closed = true;
     if (this.stream !== undefined) this.stream.watchers.delete(this);
     if (this.waiting.length > 0 || this.head >= this.queue.length) this.finish();
