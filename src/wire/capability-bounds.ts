@@ -1,5 +1,5 @@
 /**
- * @module wire/capability-bounds
+ * @module capability-bounds
  * How many endpoint records, and model records under each, one runtime's latch state holds, and
  * the least-recently-used eviction that keeps it there across imports and ordinary use.
  *

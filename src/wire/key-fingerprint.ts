@@ -1,5 +1,5 @@
 /**
- * @module wire/key-fingerprint
+ * @module key-fingerprint
  * The keyed fingerprint an API key is known by in latch records, snapshots and a shared
  * backend: an HMAC-SHA-256 under a secret of the runtime, so a snapshot cannot be used to
  * confirm a guessed key offline.
@@ -45,7 +45,9 @@ const FINGERPRINTS = defineSlot("key-fingerprints", () => new Map<string, string
 /** Reads a salt option as the secret's bytes; anything but a non-empty string is a TypeError naming the option. */
 function checkedSalt(salt: unknown, where: string): Buffer {
   if (typeof salt !== "string" || salt === "") {
-    throw new TypeError(`${where} must be a non-empty string, the secret every replica sharing snapshots or a backend is given; got ${salt === "" ? "an empty string" : typeof salt}.`);
+    throw new TypeError(
+      `${where} must be a non-empty string, the secret every replica sharing snapshots or a backend is given; got ${salt === "" ? "an empty string" : typeof salt}.`,
+    );
   }
   return Buffer.from(salt, "utf8");
 }
@@ -116,6 +118,7 @@ export function unmatchableKeyReason(state: RuntimeState, key: unknown): string 
   const keyed = KEYED_FINGERPRINT.exec(key);
   if (keyed === null) return "key is not a hash";
   const own = keySaltIdIn(state);
-  if (keyed[1] !== own) return `key was fingerprinted under another key salt (${keyed[1]}, this runtime's is ${own}), so it cannot match any key here; give every replica the same keySalt`;
+  if (keyed[1] !== own)
+    return `key was fingerprinted under another key salt (${keyed[1]}, this runtime's is ${own}), so it cannot match any key here; give every replica the same keySalt`;
   return undefined;
 }

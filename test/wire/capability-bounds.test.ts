@@ -14,7 +14,8 @@ function blobOf(batch: number, count: number) {
 }
 
 /** Every model record the state holds, over all its endpoints. */
-const modelRecords = (state: ReturnType<typeof createState>) => [...endpointEntriesIn(state).values()].reduce((sum, entry) => sum + entry.supports.models.size, 0);
+const modelRecords = (state: ReturnType<typeof createState>) =>
+  [...endpointEntriesIn(state).values()].reduce((sum, entry) => sum + entry.supports.models.size, 0);
 
 describe("configureCapabilities", () => {
   it("starts at the documented defaults and keeps what a bad value would change", () => {
@@ -76,7 +77,7 @@ describe("the model bound", () => {
     const models = Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`n${index}`, { legacyTokenLimit: false }]));
     const result = importCapabilitiesIn(state, { version: 1, endpoints: [{ baseUrl: "http://y/v1", key: "", models }] });
     expect(result.models).toBe(100);
-    expect(result.ignored).toEqual(['endpoints[0].models[100..299]: 200 left out, since this runtime\'s maxModelsPerEndpoint is 100']);
+    expect(result.ignored).toEqual(["endpoints[0].models[100..299]: 200 left out, since this runtime's maxModelsPerEndpoint is 100"]);
     expect(modelRecords(state)).toBe(200);
   });
 
