@@ -105,7 +105,8 @@ export function exportCapabilitiesIn(state: RuntimeState): CapabilitiesSnapshot 
  * blob for a host to store and hand to {@link importCapabilities} after a restart.
  *
  * Only what differs from a fresh record is written, so an endpoint that refused nothing is left
- * out. API keys appear only as a hash.
+ * out. API keys appear only as an HMAC under the runtime's key salt, which another runtime
+ * matches only when given the same `keySalt`.
  *
  * @example
  * ```ts
@@ -238,6 +239,9 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
  * grammar-constrained is marked so (with strict schemas off). A blob written before
  * `grammarConstrained` existed imports as it always did. A blob of another
  * version, or one that is not an object, changes nothing; the result lists what was left out.
+ * An entry whose key was fingerprinted under another key salt, or is an earlier version's
+ * unkeyed `sha256:` hash, cannot match any key here and is left out and listed; so are entries
+ * past the runtime's capability bounds, and records the import evicted are counted there too.
  *
  * @param blob - The stored blob, as an object or as its JSON text.
  */
