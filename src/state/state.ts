@@ -6,7 +6,8 @@
  * module level) and reads it with {@link slotOf}. The slot's value lives in a
  * {@link RuntimeState}, never in the module: `createRuntime()` makes a fresh state, the
  * top-level functions use {@link defaultState}, and `resetAll` clears every slot of a state in
- * one call, so a cache added later cannot escape a reset.
+ * one call, so a cache added later cannot escape a reset. The one exception is a slot defined
+ * as `kept`, whose value names the runtime instead of caching anything (its key salt).
  */
 
 import type { BackendLink } from "./backend.js";
