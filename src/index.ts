@@ -97,6 +97,9 @@ export type { ContinueTurnOptions } from "./wire/continuation.js";
 // snapshot
 export { exportCapabilities, importCapabilities, CAPABILITIES_SNAPSHOT_VERSION } from "./wire/snapshot.js";
 export type { CapabilitiesSnapshot, EndpointSnapshot, ModelSnapshot, ImportCapabilitiesResult } from "./wire/snapshot.js";
+export { configureKeySalt } from "./wire/key-fingerprint.js";
+export { configureCapabilities, CAPABILITY_BOUNDS_DEFAULTS } from "./wire/capability-bounds.js";
+export type { CapabilityBounds } from "./wire/capability-bounds.js";
 
 // run-turn
 export { runTurn } from "./turn/run-turn.js";

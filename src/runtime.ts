@@ -56,6 +56,8 @@ import { type preselect, type preselectByKeywords, preselectByKeywordsIn, presel
 import { type runTurn, runTurnIn } from "./turn/run-turn.js";
 import { type ask, askIn, type askJson, askJsonIn, type askReply, askReplyIn, type summariser, summariserIn } from "./turn/side-task.js";
 import { type exportCapabilities, exportCapabilitiesIn, type importCapabilities, importCapabilitiesIn } from "./wire/snapshot.js";
+import { type configureKeySalt, configureKeySaltIn } from "./wire/key-fingerprint.js";
+import { type configureCapabilities, configureCapabilitiesIn } from "./wire/capability-bounds.js";
 
 /** One isolated set of caches and latches, with every function that reads them bound to it. */
 export interface Runtime {
@@ -79,6 +81,10 @@ export interface Runtime {
   readonly exportCapabilities: typeof exportCapabilities;
   /** Loads a blob of latches into this runtime. */
   readonly importCapabilities: typeof importCapabilities;
+  /** Sets the secret this runtime fingerprints API keys with. */
+  readonly configureKeySalt: typeof configureKeySalt;
+  /** Moves how many endpoint and model records this runtime's latch state holds. */
+  readonly configureCapabilities: typeof configureCapabilities;
   /** One negotiated, retried, guarded turn, calibrating this runtime. */
   readonly runTurn: typeof runTurn;
   /** Emits an event on this runtime's bus. */
@@ -142,6 +148,8 @@ function runtimeOver(state: RuntimeState): Runtime {
     charsPerTokenFor: bind<typeof charsPerTokenFor>(state, charsPerTokenForIn),
     exportCapabilities: bind<typeof exportCapabilities>(state, exportCapabilitiesIn),
     importCapabilities: bind<typeof importCapabilities>(state, importCapabilitiesIn),
+    configureKeySalt: bind<typeof configureKeySalt>(state, configureKeySaltIn),
+    configureCapabilities: bind<typeof configureCapabilities>(state, configureCapabilitiesIn),
     runTurn: bind<typeof runTurn>(state, runTurnIn),
     emit: bind<typeof emit>(state, emitIn),
     watch: bind<typeof watch>(state, watchIn),
@@ -176,6 +184,14 @@ export interface RuntimeOptions {
    * @default none: everything stays in this process
    */
   backend?: RuntimeBackend;
+  /**
+   * The secret API keys are fingerprinted with (an HMAC-SHA-256 key) in latch records, snapshots
+   * and the backend's shared latches. Replicas that share a snapshot or a backend must be given
+   * the same one, as must a process that imports its own snapshot after a restart; a long random
+   * string, kept like any credential. It outlives `reset`.
+   * @default the backend's `keySalt` where it has one (a Redis backend agrees one with its replicas), else 32 random bytes drawn for this runtime
+   */
+  keySalt?: string;
 }
 
 /**
@@ -196,7 +212,14 @@ export interface RuntimeOptions {
  */
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const backend = options?.backend;
-  return runtimeOver(backend === undefined ? createState() : createStateOn(backend));
+  const keySalt = options?.keySalt ?? backend?.keySalt;
+  if (keySalt !== undefined && (typeof keySalt !== "string" || keySalt === "")) {
+    throw new TypeError("createRuntime's keySalt must be a non-empty string, the same on every replica that shares snapshots or a backend.");
+  }
+  const state = backend === undefined ? createState() : createStateOn(backend);
+  // Latches loaded from the backend carry their fingerprints as text, so setting the salt after loading them changes none.
+  if (keySalt !== undefined) configureKeySaltIn(state, keySalt);
+  return runtimeOver(state);
 }
 
 /** The runtime behind the top-level functions: calling `defaultRuntime.emit` is calling `emit`. */

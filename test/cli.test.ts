@@ -417,6 +417,31 @@ describe("the probe", () => {
     }
   });
 
+  it("fingerprints the key under the salt --key-salt-env names, so a host with that keySalt takes the keyed entry", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agent-core-probe-"));
+    try {
+      await withServer({ profile: "vllm", refuse: { streamOptions: true }, respond: probeModel() }, async (server) => {
+        const file = join(dir, "capabilities.json");
+        const env = { PROBE_KEY: "sk-probe-key", PROBE_SALT: "the host's salt" };
+        const streams = io(env);
+        expect(await main(["probe", server.baseUrl, "--api-key-env", "PROBE_KEY", "--key-salt-env", "PROBE_SALT", "--snapshot", file], streams)).toBe(0);
+        expect(streams.out.text()).not.toContain("--key-salt-env");
+        const stored = JSON.parse(await readFile(file, "utf8")) as { endpoints: Array<{ key: string }> };
+        expect(stored.endpoints[0]?.key).toMatch(/^hmac:/);
+        const host = createRuntime({ keySalt: "the host's salt" });
+        expect(host.importCapabilities(stored).ignored).toEqual([]);
+        expect(host.capabilitiesFor(server.baseUrl, "sk-probe-key").usageInStream).toBe(false);
+
+        const unsalted = io({ PROBE_KEY: "sk-probe-key" });
+        expect(await main(["probe", server.baseUrl, "--api-key-env", "PROBE_KEY", "--snapshot", file], unsalted)).toBe(0);
+        expect(unsalted.out.text()).toContain("pass --key-salt-env");
+        expect(await main(["probe", server.baseUrl, "--key-salt-env", "NOT_SET_ANYWHERE"], io())).toBe(2);
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("ends with the server's words when the first chat request fails outright", async () => {
     await withServer({ profile: "llama.cpp" }, async (server) => {
       const streams = io();

@@ -130,6 +130,36 @@ describeRedis("two replicas on one Redis", () => {
     });
   }, 60_000);
 
+  it("shares a refusal learned under an API key between replicas given one keySalt, and not with one given another", async () => {
+    const server = await startEndpoint({ refuse: { fields: ["min_p"] }, respond: () => turn({ content: "Fine." }) });
+    const prefix = freshPrefix();
+    const extraBody = { min_p: 0.05 };
+    const apiKey = "sk-fleet-0123456789";
+    try {
+      await Promise.all([a.open({ url: redis.url, prefix, keySalt: "the fleet's salt" }), b.open({ url: redis.url, prefix, keySalt: "the fleet's salt" })]);
+      expect((await a.run("keyed-learn", server.baseUrl, { extraBody, apiKey })).content).toBe("Fine.");
+      const deadline = Date.now() + 5_000;
+      while (JSON.stringify((await b.latches()).endpoints).includes("min_p") === false && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect((await b.run("keyed-use", server.baseUrl, { extraBody, apiKey })).content).toBe("Fine.");
+      expect(server.chatRequests().filter((request) => request.refused !== undefined)).toHaveLength(1);
+      const [learned] = (await b.latches()).endpoints;
+      expect(learned?.key).toMatch(/^hmac:[0-9a-f]{8}:[0-9a-f]{32}$/);
+      expect((await a.latches()).endpoints[0]?.key).toBe(learned?.key);
+
+      // A replica on the same set under another runtime salt cannot match the shared fingerprint: it learns the refusal itself.
+      expect((await b.close()).unhandled).toEqual([]);
+      await b.open({ url: redis.url, prefix }, undefined, "another salt");
+      expect((await b.run("keyed-other", server.baseUrl, { extraBody, apiKey })).content).toBe("Fine.");
+      expect(server.chatRequests().filter((request) => request.refused !== undefined)).toHaveLength(2);
+      expect((await b.latches()).endpoints[0]?.key).not.toBe(learned?.key);
+      for (const closed of await Promise.all([a.close(), b.close()])) expect(closed.unhandled).toEqual([]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await server.close();
+    }
+  }, 60_000);
+
   it("keeps every run going through two seconds without redis-server, and gives each watcher its events or one gap notice", async () => {
     const words = Array.from({ length: 40 }, (_, index) => `w${index}`).join(" ");
     const slow = { ...turn({ content: words, pieces: 40 }), delayMs: 80 };

@@ -7,6 +7,9 @@ import type { CatalogServer } from "../src/shapes/catalog.js";
 import type { ToolDefinition } from "../src/shapes/config.js";
 import { startEndpoint, turn, type EndpointServer } from "./support/endpoint.js";
 
+/** Slots that name the runtime rather than cache anything, which a reset keeps and `caches()` leaves out. */
+const KEPT_SLOTS = ["key-salt"];
+
 /** Every slot src/ defines, read off the source, so a cache added later must be named here. */
 function definedSlots(): string[] {
   const src = resolve(import.meta.dirname, "../src");
@@ -19,7 +22,7 @@ function definedSlots(): string[] {
     if (file.endsWith(join("state", "state.ts"))) continue;
     for (const match of readFileSync(file, "utf8").matchAll(/defineSlot(?:<[^>]*>)?\(\s*["']([^"']+)["']/g)) names.push(match[1]!);
   }
-  return names.sort();
+  return names.filter((name) => !KEPT_SLOTS.includes(name)).sort();
 }
 
 const catalog: CatalogServer[] = [

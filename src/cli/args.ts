@@ -54,7 +54,7 @@ Options:
 
 ${EXIT_CODE_TEXT}
 `,
-  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--json] [--snapshot FILE]
+  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--key-salt-env VAR] [--json] [--snapshot FILE]
 
 Finds out, with a handful of tiny requests, what an endpoint and one model on it support:
 the served window and where it came from, usage in the stream, the max-tokens spelling,
@@ -66,6 +66,9 @@ Options:
   --model NAME        The model to probe (default: the first one the endpoint lists)
   --api-key-env VAR   The environment variable holding the key; none is sent without it
   --json              Print the report as JSON instead of a table
+  --key-salt-env VAR  The environment variable holding the key salt the snapshot fingerprints
+                      the key with; give the host the same keySalt, or its keyed entries
+                      will not match (default: a random salt, matching no other process)
   --snapshot FILE     Write the capability snapshot (importCapabilities' input) to FILE
   --timeout SECONDS   How long any one request may stay silent (default: 60)
   --verbose           Print the stack trace of a failure
@@ -82,7 +85,17 @@ export type Command =
   | { command: "help"; text: string }
   | { command: "version" }
   | { command: "demo"; baseUrl?: string; model?: string; apiKeyEnv?: string; folder?: string; verbose: boolean }
-  | { command: "probe"; url: string; model?: string; apiKeyEnv?: string; json: boolean; snapshot?: string; timeoutSeconds?: number; verbose: boolean };
+  | {
+      command: "probe";
+      url: string;
+      model?: string;
+      apiKeyEnv?: string;
+      keySaltEnv?: string;
+      json: boolean;
+      snapshot?: string;
+      timeoutSeconds?: number;
+      verbose: boolean;
+    };
 
 function usage(message: string, command: keyof typeof HELP): CliFailure {
   return new CliFailure("usage", `${message} (see "agent-core ${command === "main" ? "" : `${command} `}--help").`);
@@ -160,7 +173,14 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === "probe") {
     const { values, positionals } = read(
       rest,
-      { model: { type: "string" }, "api-key-env": { type: "string" }, json: { type: "boolean" }, snapshot: { type: "string" }, timeout: { type: "string" } },
+      {
+        model: { type: "string" },
+        "api-key-env": { type: "string" },
+        "key-salt-env": { type: "string" },
+        json: { type: "boolean" },
+        snapshot: { type: "string" },
+        timeout: { type: "string" },
+      },
       "probe",
       true,
     );
@@ -179,6 +199,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       url,
       ...(values.model !== undefined ? { model: values.model as string } : {}),
       ...(values["api-key-env"] !== undefined ? { apiKeyEnv: values["api-key-env"] as string } : {}),
+      ...(values["key-salt-env"] !== undefined ? { keySaltEnv: values["key-salt-env"] as string } : {}),
       json: values.json === true,
       ...(values.snapshot !== undefined ? { snapshot: values.snapshot as string } : {}),
       ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
@@ -186,6 +207,14 @@ export function parseCommandLine(argv: readonly string[]): Command {
     };
   }
   throw usage(`"${first}" is not a command; the commands are demo and probe`, "main");
+}
+
+/** Reads the key salt from the variable --key-salt-env names, failing clearly where it is unset or empty. */
+export function readKeySalt(variable: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  if (variable === undefined) return undefined;
+  const value = env[variable];
+  if (value === undefined || value === "") throw usage(`--key-salt-env names ${variable}, which is not set`, "probe");
+  return value;
 }
 
 /** Reads the key from the variable --api-key-env names, failing clearly where it is unset or empty. */

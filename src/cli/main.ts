@@ -5,7 +5,7 @@
  * the command started is closed before it exits.
  */
 import { writeFile } from "node:fs/promises";
-import { parseCommandLine, readApiKey, type Command } from "./args.js";
+import { parseCommandLine, readApiKey, readKeySalt, type Command } from "./args.js";
 import type { runDemo } from "./demo.js";
 import { CliFailure, EXIT_CODES, readFailure } from "./errors.js";
 import { colorAllowed, formatProbeReport, stylesFor, type Output } from "./output.js";
@@ -74,10 +74,12 @@ async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, r
 
 async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo, probeEndpoint: CliCommands["probe"]): Promise<void> {
   const apiKey = readApiKey(command.apiKeyEnv, io.env, "probe");
+  const keySalt = readKeySalt(command.keySaltEnv, io.env);
   const report = await probeEndpoint({
     baseUrl: command.url,
     ...(command.model !== undefined ? { model: command.model } : {}),
     ...(apiKey ? { apiKey } : {}),
+    ...(keySalt ? { keySalt } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(command.timeoutSeconds !== undefined ? { timeoutSeconds: command.timeoutSeconds } : {}),
     onProgress: (line) => io.stderr.write(`${redactUrls(line)}…\n`),
@@ -96,7 +98,9 @@ async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo,
   const styles = stylesFor(colorAllowed(io.stdout, io.env));
   const where =
     command.snapshot !== undefined
-      ? `Wrote the capability snapshot to ${command.snapshot}; load it at boot with importCapabilities.`
+      ? `Wrote the capability snapshot to ${command.snapshot}; load it at boot with importCapabilities.${
+          apiKey && !keySalt ? " Its keyed entry matches only a runtime with the probe's key salt: pass --key-salt-env to set one the host shares." : ""
+        }`
       : "Pass --snapshot FILE to keep what was learned for importCapabilities.";
   io.stdout.write(`${formatProbeReport(report, styles)}\n${where}\n`);
 }

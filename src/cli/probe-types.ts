@@ -64,6 +64,12 @@ export interface ProbeOptions {
   model?: string;
   /** The runtime the latches are learned in. @default a fresh one from createRuntime(), reset when the probe ends */
   runtime?: Runtime;
+  /**
+   * The key salt a fresh runtime fingerprints the key with, so the snapshot's keyed entry matches
+   * in a host given the same `keySalt`; unused with `runtime`.
+   * @default a random one, which no other process shares
+   */
+  keySalt?: string;
   /** Stops the probe. */
   signal?: AbortSignal;
   /** Told one line as each probe starts. */

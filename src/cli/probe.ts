@@ -237,7 +237,7 @@ function countRequests(origin: string): { requests: ProbeRequest[]; stop: () => 
  * OpenAI-compatible API, does not know the model, or for an aborted `signal`.
  */
 export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport> {
-  const runtime = options.runtime ?? createRuntime();
+  const runtime = options.runtime ?? createRuntime(options.keySalt !== undefined ? { keySalt: options.keySalt } : {});
   const base = options.baseUrl.trim().replace(/\/+$/, "");
   const counted = countRequests(new URL(base).origin);
   const progress = (line: string): void => {

@@ -5,14 +5,14 @@
  * goes away and comes back.
  */
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { ReplayOptions, RunEvent, RunFollower, RuntimeBackend, SharedLatches } from "../index.js";
 import { dropConnection, messageOf, openConnection, pause, send, type RedisConnection } from "./connection.js";
 import { RedisBackendError, redactUrl } from "./errors.js";
 import { EventReader } from "./event-reader.js";
 import { EventWriter } from "./event-writer.js";
 import { LatchStore } from "./latch-store.js";
-import { runKey, settingsOf, type RedisBackendOptions, type RedisSettings } from "./options.js";
+import { keySaltKey, runKey, settingsOf, type RedisBackendOptions, type RedisSettings } from "./options.js";
 
 /** A {@link RuntimeBackend} on one Redis server, for `createRuntime({ backend })`. */
 export interface RedisBackend extends RuntimeBackend {
@@ -20,6 +20,8 @@ export interface RedisBackend extends RuntimeBackend {
   readonly prefix: string;
   /** Whether the command connection is up right now. */
   readonly connected: boolean;
+  /** The key salt every runtime on this backend fingerprints API keys with: the `keySalt` option, or the one agreed through the server. */
+  readonly keySalt: string;
   /**
    * Reads a run's stored events from Redis, oldest first, whichever replica emitted them: what
    * `history` answers for a run this replica holds, for any run; `fold` takes the result.
@@ -51,12 +53,22 @@ function eventOf(entry: unknown): RunEvent | undefined {
   return undefined;
 }
 
+/** The key salt stored on the server, storing a random one first where none is there yet. */
+async function agreedKeySalt(commands: RedisConnection, prefix: string): Promise<string> {
+  const key = keySaltKey(prefix);
+  await send(commands, ["SET", key, randomBytes(32).toString("base64url"), "NX"]);
+  const stored = await send(commands, ["GET", key]);
+  if (typeof stored !== "string" || stored === "") throw new Error(`${key} holds no key salt`);
+  return stored;
+}
+
 /** The backend over three open connections. */
 function assemble(
   settings: RedisSettings,
   connections: { commands: RedisConnection; subscriber: RedisConnection; reader: RedisConnection },
   latches: LatchStore,
   instance: string,
+  keySalt: string,
 ): RedisBackend {
   const { commands, subscriber, reader } = connections;
   const url = redactUrl(settings.url);
@@ -115,6 +127,7 @@ function assemble(
 
   const backend: RedisBackend = {
     prefix: settings.prefix,
+    keySalt,
     get connected() {
       return commands.isReady;
     },
@@ -211,11 +224,13 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
   const [commands, subscriber, reader] = opened as [RedisConnection, RedisConnection, RedisConnection];
   const instance = randomUUID();
   const latches = new LatchStore(commands, subscriber, settings, instance);
+  let keySalt: string;
   try {
     await latches.start();
+    keySalt = settings.keySalt ?? (await agreedKeySalt(commands, settings.prefix));
   } catch (error) {
     for (const connection of opened) dropConnection(connection);
     throw new RedisBackendError({ url, message: `Redis at ${url} answered, but the shared latches could not be read: ${messageOf(error)}`, cause: error });
   }
-  return assemble(settings, { commands, subscriber, reader }, latches, instance);
+  return assemble(settings, { commands, subscriber, reader }, latches, instance, keySalt);
 }

@@ -31,10 +31,16 @@ export interface RedisBackendOptions {
   closeTimeoutMs?: number;
   /** Told a sentence when the server is lost, when it is back (with what was dropped meanwhile), and on close. */
   onNotice?: (text: string) => void;
+  /**
+   * The secret every runtime on this backend fingerprints API keys with, so that the replicas'
+   * shared latches match each other's keys. Give it where the secret should stay out of Redis.
+   * @default one agreed through the server: the first replica stores 32 random bytes under `<prefix>key-salt` and every later one reads it
+   */
+  keySalt?: string;
 }
 
 /** The options with every default applied. */
-export type RedisSettings = Required<Omit<RedisBackendOptions, "onNotice">> & Pick<RedisBackendOptions, "onNotice">;
+export type RedisSettings = Required<Omit<RedisBackendOptions, "onNotice" | "keySalt">> & Pick<RedisBackendOptions, "onNotice" | "keySalt">;
 
 /** The defaults `createRedisBackend` applies to every option left out. */
 export const REDIS_DEFAULTS = Object.freeze({
@@ -45,7 +51,7 @@ export const REDIS_DEFAULTS = Object.freeze({
   connectTimeoutMs: 5_000,
   reconnectDelayMs: 500,
   closeTimeoutMs: 2_000,
-}) satisfies Omit<RedisSettings, "url" | "onNotice">;
+}) satisfies Omit<RedisSettings, "url" | "onNotice" | "keySalt">;
 
 /** A whole number of at least `least`, or the default where the option is not one. */
 function whole(value: unknown, fallback: number, least = 1): number {
@@ -64,8 +70,12 @@ export function settingsOf(options: RedisBackendOptions): RedisSettings {
     reconnectDelayMs: whole(options.reconnectDelayMs, REDIS_DEFAULTS.reconnectDelayMs, 10),
     closeTimeoutMs: whole(options.closeTimeoutMs, REDIS_DEFAULTS.closeTimeoutMs, 0),
     onNotice: typeof options.onNotice === "function" ? options.onNotice : undefined,
+    keySalt: typeof options.keySalt === "string" && options.keySalt !== "" ? options.keySalt : undefined,
   };
 }
+
+/** The Redis key the agreed key salt is stored under. */
+export const keySaltKey = (prefix: string): string => `${prefix}key-salt`;
 
 /** The Redis key of one run's stream. */
 export const runKey = (prefix: string, runId: string): string => `${prefix}run:${runId}`;

@@ -6,6 +6,7 @@
  * `events` holds the public functions built on these.
  */
 
+import { AsyncQueue } from "./async-queue.js";
 import { defineSlot } from "../state/state.js";
 import type { EventSettings, RunEvent } from "../shapes/event-types.js";
 
@@ -15,6 +16,7 @@ export const EVENT_DEFAULTS: Readonly<EventSettings> = Object.freeze({
   trimSlack: 256,
   retainMs: 60_000,
   retainUnendedMs: 30 * 60_000,
+  maxRuns: 1000,
 });
 
 /** The longest delay a Node timer takes without firing at once instead. */
@@ -58,6 +60,60 @@ export function clearBus(bus: Bus): void {
 
 /** The event bus and its settings, one per runtime state. */
 export const EVENT_BUS = defineSlot<Bus>("events", createBus, clearBus);
+
+/** The run the bus drops first to make room: the one ended longest ago, else the unended one quiet longest. */
+function runToDrop(bus: Bus, keep: Stream): [string, Stream] | undefined {
+  let ended: [string, Stream] | undefined;
+  let unended: [string, Stream] | undefined;
+  for (const pair of bus.streams) {
+    const stream = pair[1];
+    if (stream === keep) continue;
+    if (stream.endedAt !== undefined) {
+      if (ended === undefined || stream.endedAt < (ended[1].endedAt as number)) ended = pair;
+    } else if (unended === undefined || stream.touched < unended[1].touched) unended = pair;
+  }
+  return ended ?? unended;
+}
+
+/** The notice a watcher reads in place of `dropped` events lost just before `next`. */
+export function gapNotice(dropped: number, next: RunEvent): RunEvent {
+  return Object.freeze({
+    kind: "notice",
+    text: `${dropped} event${dropped === 1 ? " was" : "s were"} dropped here: this watcher fell too far behind.`,
+    dropped,
+    seq: next.seq - 1,
+    at: next.at,
+  });
+}
+
+/** The notice a watcher of a run dropped before it ended reads last. */
+export function runDroppedNotice(runId: string, stream: Stream, maxRuns: number): RunEvent {
+  return Object.freeze({
+    kind: "notice",
+    text: `Run "${runId}" was dropped from the event bus before it ended, since the bus holds at most ${maxRuns} runs; nothing more of it comes to this watcher.`,
+    runDropped: true,
+    seq: stream.seq + 1,
+    at: Date.now(),
+  });
+}
+
+/**
+ * Files a new run on the bus, dropping the oldest runs past `maxRuns` (ended ones first): their
+ * watchers hand out what they queued and end, those of an unended run after a `runDropped` notice.
+ */
+export function fileRun(bus: Bus, runId: string, stream: Stream): void {
+  bus.streams.set(runId, stream);
+  const maxRuns = count(bus.settings.maxRuns);
+  while (bus.streams.size > maxRuns) {
+    const victim = runToDrop(bus, stream);
+    if (victim === undefined) return;
+    const [droppedId, dropped] = victim;
+    bus.streams.delete(droppedId);
+    const notice = dropped.endedAt === undefined ? runDroppedNotice(droppedId, dropped, maxRuns) : undefined;
+    for (const watcher of [...dropped.watchers]) watcher.close(notice);
+    dropped.watchers.clear();
+  }
+}
 
 /** When an unwatched run becomes reapable. */
 export function deadlineOf(stream: Stream, settings: EventSettings): number {
@@ -107,15 +163,16 @@ export const count = (value: number) => (value === Infinity ? Infinity : Math.ma
 
 /** One subscriber: a capped queue of its own, drained by `next()`. */
 export class RunWatcher implements AsyncIterableIterator<RunEvent> {
-  private queue: RunEvent[] = [];
-  private head = 0;
+  private readonly queue = new AsyncQueue<RunEvent>({
+    interpose: (next) => this.gapBefore(next),
+    taken: (event) => {
+      if (event.kind === "done") this.finish();
+    },
+    finished: () => this.release(),
+  });
   /** Events lost since the last one handed out; reported once, before the next. */
   private dropped = 0;
-  private waiting: ((result: IteratorResult<RunEvent>) => void)[] = [];
   private started = false;
-  private finished = false;
-  /** The run was dropped: hand out what is queued, then finish. */
-  private closed = false;
   private stream: Stream | undefined;
   private readonly onAbort = () => this.finish();
 
@@ -132,13 +189,7 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
 
   next(): Promise<IteratorResult<RunEvent>> {
     if (!this.started) this.start();
-    if (this.finished) return Promise.resolve({ done: true, value: undefined });
-    if (this.head < this.queue.length) return Promise.resolve({ done: false, value: this.take() });
-    if (this.closed) {
-      this.finish();
-      return Promise.resolve({ done: true, value: undefined });
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.queue.next();
   }
 
   return(): Promise<IteratorResult<RunEvent>> {
@@ -150,91 +201,66 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
   private start(): void {
     this.started = true;
     if (this.signal?.aborted) {
-      this.finished = true;
+      this.queue.finish();
       return;
     }
     let stream = this.bus.streams.get(this.runId);
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: Date.now() };
-      this.bus.streams.set(this.runId, stream);
+      fileRun(this.bus, this.runId, stream);
     }
     this.stream = stream;
     const kept = stream.events;
     const from = kept.findIndex((event) => event.seq > this.after);
-    this.queue = from < 0 ? [] : kept.slice(from);
-    const first = this.queue[0];
+    if (from >= 0) for (let index = from; index < kept.length; index++) this.queue.enqueue(kept[index] as RunEvent);
+    const first = this.queue.peek();
     const expected = Math.max(this.after, 0) + 1;
     if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
     this.cap();
-    if (stream.endedAt !== undefined) this.closed = true;
     stream.watchers.add(this);
     this.signal?.addEventListener("abort", this.onAbort, { once: true });
+    if (stream.endedAt !== undefined) this.queue.end();
   }
 
-  /** Takes the next item off the queue: the gap notice if one is owed, else the next event. */
-  private take(): RunEvent {
-    // Only called while the queue holds an unread event.
-    const event = this.queue[this.head]!;
-    if (this.dropped > 0) {
-      const dropped = this.dropped;
-      this.dropped = 0;
-      return Object.freeze({
-        kind: "notice",
-        text: `${dropped} event${dropped === 1 ? " was" : "s were"} dropped here: this watcher fell too far behind.`,
-        dropped,
-        seq: event.seq - 1,
-        at: event.at,
-      });
-    }
-    this.head++;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head >= count(this.bus.settings.maxEvents)) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-    if (event.kind === "done") this.finish();
-    return event;
+  /** The gap notice owed before `next`, handed out once in its place. */
+  private gapBefore(next: RunEvent): RunEvent | undefined {
+    if (this.dropped === 0) return undefined;
+    const dropped = this.dropped;
+    this.dropped = 0;
+    return gapNotice(dropped, next);
   }
 
   /** Cuts the unread queue back to the cap once it runs past cap plus slack, counting what went. */
   private cap(): void {
     const max = count(this.bus.settings.maxEvents);
-    const unread = this.queue.length - this.head;
+    const unread = this.queue.unread;
     if (unread <= max + count(this.bus.settings.trimSlack)) return;
-    const cut = unread - max;
-    this.queue = this.queue.slice(this.head + cut);
-    this.head = 0;
-    this.dropped += cut;
+    this.dropped += this.queue.dropOldest(unread - max).length;
   }
 
   /** Called by the bus for each event the run emits. */
   push(event: RunEvent): void {
-    if (this.finished || event.seq <= this.after) return;
-    const resolve = this.waiting.shift();
-    if (resolve !== undefined) {
-      if (event.kind === "done") this.finish();
-      resolve({ done: false, value: event });
-      return;
-    }
-    this.queue.push(event);
+    if (this.queue.isFinished || event.seq <= this.after) return;
+    this.queue.enqueue(event);
     this.cap();
+    this.queue.deliver();
   }
 
-  /** Called by the bus when the run is dropped: what is queued is still handed out. */
-  close(): void {
-    this.closed = true;
+  /** Called by the bus when the run is dropped: what is queued is still handed out, then `last` where given. */
+  close(last?: RunEvent): void {
+    if (this.queue.isFinished) return;
+    if (last !== undefined) this.queue.enqueue(last);
     if (this.stream !== undefined) this.stream.watchers.delete(this);
-    if (this.waiting.length > 0 || this.head >= this.queue.length) this.finish();
+    this.queue.end();
   }
 
   /** Stops listening, releases the queue and ends every pending read. */
   private finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.queue = [];
-    this.head = 0;
+    this.queue.finish();
+  }
+
+  /** What finishing lets go of: the abort listener, and the run, which becomes reapable once no one watches it. */
+  private release(): void {
     this.signal?.removeEventListener("abort", this.onAbort);
     const stream = this.stream;
     this.stream = undefined;
@@ -244,8 +270,5 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
         else scheduleSweep(this.bus, Math.max(deadlineOf(stream, this.bus.settings), Date.now()));
       }
     }
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const resolve of waiting) resolve({ done: true, value: undefined });
   }
 }

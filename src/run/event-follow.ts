@@ -10,34 +10,27 @@
  * watcher tells a gap.
  */
 
-import { count, EVENT_BUS, type Bus } from "./event-bus.js";
+import { AsyncQueue } from "./async-queue.js";
+import { count, EVENT_BUS, gapNotice, type Bus } from "./event-bus.js";
 import type { RunEvent } from "../shapes/event-types.js";
 import type { BackendLink } from "../state/backend.js";
 import { slotOf, type RuntimeState } from "../state/state.js";
 
-/** The notice a watcher reads in place of `dropped` events lost just before `next`. */
-export function gapNotice(dropped: number, next: RunEvent): RunEvent {
-  return Object.freeze({
-    kind: "notice",
-    text: `${dropped} event${dropped === 1 ? " was" : "s were"} dropped here: this watcher fell too far behind.`,
-    dropped,
-    seq: next.seq - 1,
-    at: next.at,
-  });
-}
-
 /** One watcher of a run read through a backend: its own capped queue, drained by `next()`. */
 class FollowedRun implements AsyncIterableIterator<RunEvent> {
-  private queue: RunEvent[] = [];
-  /** How many events went missing just before the queued event at the same index. */
-  private gaps: number[] = [];
-  private head = 0;
+  private readonly queue = new AsyncQueue<RunEvent>({
+    interpose: (next) => this.gapBefore(next),
+    taken: (event) => {
+      if (event.kind === "done") this.finish();
+    },
+    finished: () => this.release(),
+  });
+  /** How many events went missing just before the queued event of each seq, where any did. */
+  private readonly gaps = new Map<number, number>();
   /** The last seq taken in, for spotting gaps and repeats. */
   private last: number;
-  private waiting: ((result: IteratorResult<RunEvent>) => void)[] = [];
   private started = false;
-  private finished = false;
-  /** The run ended: hand out what is queued, then finish. */
+  /** The run ended: nothing more is taken in. */
   private closed = false;
   private unfollow: (() => void) | undefined;
   private readonly onAbort = () => this.finish();
@@ -58,13 +51,7 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
 
   next(): Promise<IteratorResult<RunEvent>> {
     if (!this.started) this.start();
-    if (this.finished) return Promise.resolve({ done: true, value: undefined });
-    if (this.head < this.queue.length) return Promise.resolve({ done: false, value: this.take() });
-    if (this.closed) {
-      this.finish();
-      return Promise.resolve({ done: true, value: undefined });
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return this.queue.next();
   }
 
   return(): Promise<IteratorResult<RunEvent>> {
@@ -76,7 +63,7 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
   private start(): void {
     this.started = true;
     if (this.signal?.aborted) {
-      this.finished = true;
+      this.queue.finish();
       return;
     }
     this.link.followers.add(this);
@@ -90,83 +77,62 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
     } catch {
       this.close();
     }
-    if (this.finished) unfollow?.();
+    if (this.queue.isFinished) unfollow?.();
     else this.unfollow = unfollow;
   }
 
   /** Takes events from the backend, noting any gap before each. */
   private receive(batch: readonly RunEvent[]): void {
-    if (this.finished || this.closed || !Array.isArray(batch)) return;
+    if (this.queue.isFinished || this.closed || !Array.isArray(batch)) return;
     for (const event of batch) {
       if (event === null || typeof event !== "object" || typeof event.seq !== "number" || event.seq <= this.last) continue;
-      this.gaps.push(event.seq - this.last - 1);
-      this.queue.push(Object.isFrozen(event) ? event : Object.freeze(event));
+      if (event.seq - this.last > 1) this.gaps.set(event.seq, event.seq - this.last - 1);
+      this.queue.enqueue(Object.isFrozen(event) ? event : Object.freeze(event));
       this.last = event.seq;
       if (event.kind === "done") this.closed = true;
     }
     this.cap();
-    this.hand();
+    if (this.closed) this.queue.end();
+    else this.queue.deliver();
   }
 
-  /** Answers waiting reads from the queue, and finishes once an ended run's queue is empty. */
-  private hand(): void {
-    while (this.waiting.length > 0 && this.head < this.queue.length) {
-      const resolve = this.waiting.shift() as (result: IteratorResult<RunEvent>) => void;
-      resolve({ done: false, value: this.take() });
-    }
-    if (this.closed && this.head >= this.queue.length) this.finish();
-  }
-
-  /** The next item: the gap notice owed before the next event, else the event. */
-  private take(): RunEvent {
-    const event = this.queue[this.head]!;
-    const gap = this.gaps[this.head] as number;
-    if (gap > 0) {
-      this.gaps[this.head] = 0;
-      return gapNotice(gap, event);
-    }
-    this.head++;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.gaps = [];
-      this.head = 0;
-    } else if (this.head >= count(this.bus.settings.maxEvents)) {
-      this.queue = this.queue.slice(this.head);
-      this.gaps = this.gaps.slice(this.head);
-      this.head = 0;
-    }
-    if (event.kind === "done") this.finish();
-    return event;
+  /** The gap notice owed before `next`, handed out once in its place. */
+  private gapBefore(next: RunEvent): RunEvent | undefined {
+    const gap = this.gaps.get(next.seq);
+    if (gap === undefined) return undefined;
+    this.gaps.delete(next.seq);
+    return gapNotice(gap, next);
   }
 
   /** Cuts the unread queue back to the cap once it runs past cap plus slack, counting what went. */
   private cap(): void {
     const max = count(this.bus.settings.maxEvents);
-    const unread = this.queue.length - this.head;
+    const unread = this.queue.unread;
     if (unread <= max + count(this.bus.settings.trimSlack)) return;
-    const from = this.head + unread - max;
     let lost = 0;
-    for (let index = this.head; index < from; index++) lost += 1 + (this.gaps[index] as number);
-    this.queue = this.queue.slice(from);
-    this.gaps = this.gaps.slice(from);
-    this.gaps[0] = (this.gaps[0] as number) + lost;
-    this.head = 0;
+    for (const event of this.queue.dropOldest(unread - max)) {
+      lost += 1 + (this.gaps.get(event.seq) ?? 0);
+      this.gaps.delete(event.seq);
+    }
+    const first = this.queue.peek() as RunEvent;
+    this.gaps.set(first.seq, (this.gaps.get(first.seq) ?? 0) + lost);
   }
 
   /** Ends the following: what is queued is still handed out. */
   close(): void {
-    if (this.finished) return;
+    if (this.queue.isFinished) return;
     this.closed = true;
-    this.hand();
+    this.queue.end();
   }
 
   /** Stops following, releases the queue and ends every pending read. */
   private finish(): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.queue = [];
-    this.gaps = [];
-    this.head = 0;
+    this.queue.finish();
+  }
+
+  /** What finishing lets go of: the gaps, the abort listener and the backend's following. */
+  private release(): void {
+    this.gaps.clear();
     this.signal?.removeEventListener("abort", this.onAbort);
     this.link.followers.delete(this);
     const unfollow = this.unfollow;
@@ -176,9 +142,6 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
     } catch {
       // A backend that fails to stop following costs it a little work, not the reader.
     }
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const resolve of waiting) resolve({ done: true, value: undefined });
   }
 }
 

@@ -10,7 +10,7 @@
  * and never reaps a run somebody is watching.
  */
 
-import { EVENT_BUS, EVENT_DEFAULTS, RunWatcher, clearBus, count, deadlineOf, rescheduleSweep, scheduleSweep, type Stream } from "./event-bus.js";
+import { EVENT_BUS, EVENT_DEFAULTS, RunWatcher, clearBus, count, deadlineOf, fileRun, rescheduleSweep, scheduleSweep, type Stream } from "./event-bus.js";
 import { closeFollowersIn, followRunIn } from "./event-follow.js";
 import type { EventSettings, EventStamp, OutputEvent, RunEvent, RunEventInput, ThinkingEvent } from "../shapes/event-types.js";
 import { defaultState, slotOf, type RuntimeState } from "../state/state.js";
@@ -84,7 +84,7 @@ export function emitIn(state: RuntimeState, runId: string, event: RunEventInput)
     const stamped: RunEvent = Object.freeze({ ...event, seq: (stream?.seq ?? 0) + 1, at: now });
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: now };
-      bus.streams.set(runId, stream);
+      fileRun(bus, runId, stream);
     }
     stream.seq = stamped.seq;
     stream.touched = now;
@@ -147,7 +147,8 @@ export function watchIn(state: RuntimeState, runId: string, signal?: AbortSignal
  * the next real event — a number no real event handed to this watcher carries. A run whose early
  * events were already trimmed from the backlog is reported the same way.
  *
- * It finishes after `done`, when the run is dropped ({@link endRun}, a reset), and — at once, even
+ * It finishes after `done`, when the run is dropped ({@link endRun}, a reset, or past `maxRuns`,
+ * after a `notice` with `runDropped: true` where the run had not ended), and — at once, even
  * while waiting for the next event — when `signal` aborts or `return()` is called. A watcher
  * still attached keeps its run from being reaped, so pass a signal for anything that can go away.
  * Watching a run that has not started waits for it.
@@ -235,11 +236,18 @@ export function configureEventsIn(state: RuntimeState, options: Partial<EventSet
 }
 
 /**
- * Changes the bus's backlog cap, trim slack or reaping deadlines, and returns the settings now in force.
+ * Changes the bus's backlog cap, trim slack, reaping deadlines or bound on runs held, and returns the settings now in force.
  *
  * A field left out, or given anything but a number above zero, keeps what it had: nothing here
- * could sensibly be zero. `Infinity` is accepted and means no cap or no deadline. A new cap
- * applies from the next event; new deadlines apply to the runs already held.
+ * could sensibly be zero. `Infinity` is accepted and means no cap, no deadline or no bound. A new
+ * cap applies from the next event, a new `maxRuns` from the next run the bus takes in; new
+ * deadlines apply to the runs already held.
+ *
+ * `maxRuns` (1000 by default) bounds how many runs the bus holds, since a run that never emits
+ * `done` is otherwise kept `retainUnendedMs` (30 minutes) after its last event. Past it the
+ * run that ended longest ago goes first, then the unended run quiet longest; a watcher of a
+ * dropped run hands out what it had queued and ends, one of an unended run after a `notice`
+ * with `runDropped: true`.
  *
  * @param options - The settings to change.
  * @returns The whole set in force after the call.

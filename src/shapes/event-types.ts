@@ -159,11 +159,21 @@ export interface UsageEvent {
   ledger?: readonly LedgerEntry[];
 }
 
-/** A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap. */
+/**
+ * A plain sentence for a person; `dropped` is set on the notice a watcher gets for a gap, and
+ * `runDropped` on the last one a watcher gets when the bus dropped its run.
+ */
 export interface NoticeEvent {
   kind: "notice";
   text: string;
+  /** How many events went missing just before the next one this watcher reads. */
   dropped?: number;
+  /**
+   * The bus dropped the run before it ended, to stay within `maxRuns`: nothing more of it comes
+   * to this watcher, which ends after this notice. Its `seq` is the one the run's next event
+   * would have had, so no real event handed to the watcher carries it.
+   */
+  runDropped?: true;
 }
 
 /**
@@ -220,7 +230,7 @@ export interface EventStamp {
  */
 export type RunEvent = RunEventInput & EventStamp;
 
-/** The bus's four numbers: the backlog cap, the slack it is trimmed by, and the two reaping deadlines. */
+/** The bus's numbers: the backlog cap, the slack it is trimmed by, the two reaping deadlines and the bound on runs held. */
 export interface EventSettings {
   /**
    * The most recent events a run's backlog and each watcher's queue hold.
@@ -242,4 +252,12 @@ export interface EventSettings {
    * @default 1800000
    */
   retainUnendedMs: number;
+  /**
+   * The most runs the bus holds at once, ended or not, watched or not (a watch of a run that
+   * has not started holds one too). Past it the run that ended longest ago is dropped first, then
+   * the unended run that emitted longest ago; a watcher of a dropped unended run gets one
+   * `notice` with `runDropped: true` after what it had queued, and ends.
+   * @default 1000
+   */
+  maxRuns: number;
 }

@@ -58,6 +58,11 @@ export interface RuntimeBackend {
    * run's `done`, its end or the returned function is called (which stops the following).
    */
   followRun(runId: string, after: number, follower: RunFollower): () => void;
+  /**
+   * The key salt the replicas on this backend fingerprint API keys with, which a runtime created
+   * on it takes unless given its own `keySalt`; absent where the backend leaves each runtime its own.
+   */
+  readonly keySalt?: string;
   /** Stores latches this replica learned and tells the other replicas of them. */
   publishLatches(latches: SharedLatches): void;
   /** Every latch the backend holds, as a starting replica loads them. */

@@ -6,7 +6,8 @@
  * module level) and reads it with {@link slotOf}. The slot's value lives in a
  * {@link RuntimeState}, never in the module: `createRuntime()` makes a fresh state, the
  * top-level functions use {@link defaultState}, and `resetAll` clears every slot of a state in
- * one call, so a cache added later cannot escape a reset.
+ * one call, so a cache added later cannot escape a reset. The one exception is a slot defined
+ * as `kept`, whose value names the runtime instead of caching anything (its key salt).
  */
 
 import type { BackendLink } from "./backend.js";
@@ -19,6 +20,17 @@ export interface Slot<T> {
   readonly create: () => T;
   /** Releases what the value holds (timers, sockets) before it is dropped. */
   readonly dispose?: (value: T) => void;
+  /**
+   * The value names the runtime rather than caching anything (its key-fingerprint secret), so
+   * {@link clearState} keeps it: what the runtime exported before a reset still matches after.
+   */
+  readonly kept?: boolean;
+}
+
+/** How a slot behaves beyond making and disposing its value. */
+export interface SlotOptions {
+  /** Keep the value across {@link clearState}. @default false */
+  readonly kept?: boolean;
 }
 
 /** Every cache and latch of one runtime, keyed by slot. */
@@ -30,8 +42,9 @@ export interface RuntimeState {
 }
 
 /** Defines a slot: the key a module uses to keep one cache in a runtime state. */
-export function defineSlot<T>(name: string, create: () => T, dispose?: (value: T) => void): Slot<T> {
-  return Object.freeze(dispose ? { name, create, dispose } : { name, create });
+export function defineSlot<T>(name: string, create: () => T, dispose?: (value: T) => void, options: SlotOptions = {}): Slot<T> {
+  const slot: Slot<T> = dispose ? { name, create, dispose } : { name, create };
+  return Object.freeze(options.kept === true ? { ...slot, kept: true } : slot);
 }
 
 /** Makes an empty runtime state, linked to a backend where one is given; slots are created on first use. */
@@ -48,21 +61,27 @@ export function slotOf<T>(state: RuntimeState, slot: Slot<T>): T {
   return value;
 }
 
-/** Names of the slots a state has created, in creation order. */
-export function slotNames(state: RuntimeState): string[] {
-  return [...state.values.keys()].map((slot) => slot.name);
+/** Puts `value` in `slot` of `state`, in place of whatever it held (not disposed). */
+export function setSlot<T>(state: RuntimeState, slot: Slot<T>, value: T): void {
+  (state.values as Map<Slot<T>, T>).set(slot, value);
 }
 
-/** Drops every slot value of `state`, disposing each first, so the next use starts fresh. */
+/** Names of the caches a state has created, in creation order; kept slots, which cache nothing, are left out. */
+export function slotNames(state: RuntimeState): string[] {
+  return [...state.values.keys()].filter((slot) => slot.kept !== true).map((slot) => slot.name);
+}
+
+/** Drops every slot value of `state` but the kept ones, disposing each first, so the next use starts fresh. */
 export function clearState(state: RuntimeState): void {
   for (const [slot, value] of state.values) {
+    if (slot.kept === true) continue;
     try {
       slot.dispose?.(value);
     } catch {
       // A dispose that fails must not keep the other caches alive.
     }
   }
-  state.values.clear();
+  for (const slot of [...state.values.keys()]) if (slot.kept !== true) state.values.delete(slot);
 }
 
 /** The state behind the top-level functions (the default runtime). */

@@ -12,11 +12,12 @@
  * a reasoning effort, a prefilled assistant message and the extra fields it refused.
  */
 
-import { createHash } from "node:crypto";
 import { normaliseBaseUrl } from "./base-url.js";
 import type { Produced } from "./stream.js";
 import { decideRefusal, EFFORT_LADDER } from "./refusal.js";
 import { linkRecord, shareLatches } from "./latch-link.js";
+import { keyFingerprintIn } from "./key-fingerprint.js";
+import { capabilityBoundsIn, makeRoom, touchEntry, type BoundsState } from "./capability-bounds.js";
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import type { ReplayField } from "./reasoning-replay.js";
@@ -128,13 +129,32 @@ export function freshEndpointCapabilities(): EndpointCapabilities {
 }
 
 /**
- * Hashes an API key for keying and for snapshots: "" for an absent or empty key, otherwise
- * `sha256:` and the first 32 hex digits of its SHA-256.
+ * Fingerprints an API key for keying and for snapshots: "" for an absent or empty key, otherwise
+ * `hmac:`, the runtime's key-salt id and 32 hex digits of HMAC-SHA-256 under its key salt.
  * @internal
  */
-export function hashApiKey(apiKey: string | undefined | null): string {
-  if (typeof apiKey !== "string" || apiKey === "") return "";
-  return `sha256:${createHash("sha256").update(apiKey).digest("hex").slice(0, 32)}`;
+export function hashApiKey(apiKey: string | undefined | null, state: RuntimeState = defaultState): string {
+  return keyFingerprintIn(state, apiKey);
+}
+
+/** The bounds an endpoint record's model map is held to, under a symbol so it is not enumerable. */
+const MODEL_BOUNDS: unique symbol = Symbol("agent-core.model-bounds");
+
+/** Whether a model record moved away from a fresh one. */
+function modelHoldsLatch(record: ModelCapabilities): boolean {
+  const fresh = freshModelCapabilities();
+  return (Object.keys(fresh) as (keyof ModelCapabilities)[]).some((field) => {
+    const value = record[field];
+    return Array.isArray(value) ? value.length > 0 : value !== fresh[field];
+  });
+}
+
+/** Whether an endpoint record, or any model record under it, latched something. */
+function endpointHoldsLatch(entry: EndpointEntry): boolean {
+  const { supports } = entry;
+  if (!supports.strictSchemas || !supports.usageInStream || supports.grammarConstrained) return true;
+  for (const record of supports.models.values()) if (modelHoldsLatch(record)) return true;
+  return false;
 }
 
 /** The state's endpoint records by key. @internal */
@@ -147,17 +167,22 @@ export function endpointRecordIn(state: RuntimeState, baseUrl: string, keyHash: 
   const entries = slotOf(state, ENDPOINTS);
   const key = `${baseUrl}\u0000${keyHash}`;
   let entry = entries.get(key);
-  if (!entry) {
-    entry = { baseUrl, keyHash, supports: freshEndpointCapabilities() };
-    entries.set(key, entry);
-    if (state.link !== undefined) linkRecord(entry, state.link);
+  if (entry) {
+    touchEntry(entries, key, entry);
+    return entry.supports;
   }
+  const bounded = capabilityBoundsIn(state);
+  bounded.evictedEndpoints += makeRoom(entries, bounded.bounds.maxEndpoints, endpointHoldsLatch);
+  entry = { baseUrl, keyHash, supports: freshEndpointCapabilities() };
+  Object.defineProperty(entry.supports, MODEL_BOUNDS, { value: bounded, enumerable: false, configurable: true });
+  entries.set(key, entry);
+  if (state.link !== undefined) linkRecord(entry, state.link);
   return entry.supports;
 }
 
 /** {@link capabilitiesFor} on an explicit runtime state. @internal */
 export function capabilitiesForIn(state: RuntimeState, baseUrl: string, apiKey?: string): EndpointCapabilities {
-  return endpointRecordIn(state, normaliseBaseUrl(typeof baseUrl === "string" ? baseUrl : ""), hashApiKey(apiKey));
+  return endpointRecordIn(state, normaliseBaseUrl(typeof baseUrl === "string" ? baseUrl : ""), hashApiKey(apiKey, state));
 }
 
 /**
@@ -191,10 +216,14 @@ export function modelCapabilitiesOf(supports: EndpointCapabilities, model: strin
     Object.defineProperty(supports, "models", { value: models, enumerable: false, configurable: true });
   }
   let record = models.get(model);
-  if (!record) {
-    record = freshModelCapabilities();
-    models.set(model, record);
+  if (record) {
+    touchEntry(models, model, record);
+    return record;
   }
+  const bounded = (supports as { [MODEL_BOUNDS]?: BoundsState })[MODEL_BOUNDS];
+  if (bounded !== undefined) bounded.evictedModels += makeRoom(models, bounded.bounds.maxModelsPerEndpoint, modelHoldsLatch);
+  record = freshModelCapabilities();
+  models.set(model, record);
   return record;
 }
 

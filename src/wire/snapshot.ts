@@ -3,14 +3,23 @@
  * The latched refusals as a JSON blob a host stores, so a restarted process sends the lesser
  * request first time instead of learning each refusal again.
  *
- * An endpoint is written as its normalised base URL and a hash of its API key (`sha256:` and 32
- * hex digits, "" for no key): the blob can be stored beside settings without holding a
- * credential, and it still tells two keys on one base URL apart. Calibration readings are not
- * part of it; they are measurements that move every turn, not refusals.
+ * An endpoint is written as its normalised base URL and a keyed fingerprint of its API key
+ * (`hmac:`, the runtime's key-salt id and 32 hex digits of HMAC-SHA-256 under its key salt; ""
+ * for no key): the blob can be stored beside settings without holding a credential or letting
+ * anyone confirm a guessed key, and it still tells two keys on one base URL apart. Calibration
+ * readings are not part of it; they are measurements that move every turn, not refusals.
+ *
+ * Sharing a snapshot between replicas, or across restarts, needs the same key salt on each
+ * (`createRuntime({ keySalt })`, `configureKeySalt`): the salt is random per runtime otherwise,
+ * and an entry fingerprinted under another salt is left out and listed in `ignored`, as is an
+ * unkeyed `sha256:` entry from an earlier version. Keyless entries always import. The records an
+ * import makes count against the runtime's capability bounds (`configureCapabilities`).
  */
 
 import { EFFORT_LADDER, endpointEntriesIn, endpointRecordIn, freshModelCapabilities, modelCapabilitiesOf, type ModelCapabilities } from "./capabilities.js";
 import { normaliseBaseUrl } from "./base-url.js";
+import { capabilityBoundsIn } from "./capability-bounds.js";
+import { unmatchableKeyReason } from "./key-fingerprint.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import { importReplay, REPLAY_FIELDS, REPLAY_SNAPSHOT_KEYS, replaySnapshotOf, type ReplayField } from "./reasoning-replay.js";
@@ -45,7 +54,7 @@ export interface ModelSnapshot {
 export interface EndpointSnapshot {
   /** The normalised base URL. */
   baseUrl: string;
-  /** `sha256:` and 32 hex digits of the API key, or "" for none; never the key. */
+  /** `hmac:`, the key-salt id and 32 hex digits of the API key's HMAC-SHA-256, or "" for none; never the key. */
   key: string;
   strictSchemas?: boolean;
   usageInStream?: boolean;
@@ -76,7 +85,6 @@ export interface ImportCapabilitiesResult {
 const FLAGS = ["legacyTokenLimit", "chosenTemperature", "structuredOutput", "assistantPrefill", "reasoningEffort"] as const;
 const MAX_ENTRIES = 10_000;
 const FIELD_NAME = /^[A-Za-z_][\w.-]{0,199}$/;
-const KEY_HASH = /^(?:sha256:[0-9a-f]{32})?$/;
 /** The lists of fields refused only in one company (beside tools, or without them). */
 const COMBINATION_LISTS = ["droppedWithTools", "droppedWithoutTools"] as const;
 const COMBINATION_KEYS: readonly string[] = [...COMBINATION_LISTS, "effortWithTools"];
@@ -124,7 +132,8 @@ export function exportCapabilitiesIn(state: RuntimeState): CapabilitiesSnapshot 
  * blob for a host to store and hand to {@link importCapabilities} after a restart.
  *
  * Only what differs from a fresh record is written, so an endpoint that refused nothing is left
- * out. API keys appear only as a hash.
+ * out. API keys appear only as an HMAC under the runtime's key salt, which another runtime
+ * matches only when given the same `keySalt`.
  *
  * @example
  * ```ts
@@ -185,6 +194,18 @@ function importCombinations(record: ModelCapabilities, stored: Record<string, un
   else record.effortWithTools = effort;
 }
 
+/** The `ignored` line for the entries of a list past what the import takes of it. */
+function leftOut(where: string, room: number, length: number, bound: number, name: string): string {
+  const why = room < MAX_ENTRIES || bound === MAX_ENTRIES ? `this runtime's ${name} is ${bound}` : `one import takes at most ${MAX_ENTRIES}`;
+  return `${where}[${room}..${length - 1}]: ${length - room} left out, since ${why}`;
+}
+
+/** The `ignored` line for the records an import pushed out of the state. */
+function evicted(what: string, name: string, bound: number): string {
+  const plural = what.startsWith("1 ") ? " was" : "s were";
+  return `(bound): ${what}${plural} evicted, least recently used first, to stay within ${name} (${bound})`;
+}
+
 /** {@link importCapabilities} on an explicit runtime state. @internal */
 export function importCapabilitiesIn(state: RuntimeState, blob: unknown): ImportCapabilitiesResult {
   const result: ImportCapabilitiesResult = { endpoints: 0, models: 0, ignored: [] };
@@ -210,12 +231,20 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
       result.ignored.push("endpoints: not an array");
       return result;
     }
-    value.endpoints.slice(0, MAX_ENTRIES).forEach((entry: unknown, index: number) => {
+    const bounded = capabilityBoundsIn(state);
+    const evictedBefore = { endpoints: bounded.evictedEndpoints, models: bounded.evictedModels };
+    const endpointRoom = Math.min(MAX_ENTRIES, bounded.bounds.maxEndpoints);
+    const modelRoom = Math.min(MAX_ENTRIES, bounded.bounds.maxModelsPerEndpoint);
+    if (value.endpoints.length > endpointRoom) {
+      result.ignored.push(leftOut("endpoints", endpointRoom, value.endpoints.length, bounded.bounds.maxEndpoints, "maxEndpoints"));
+    }
+    value.endpoints.slice(0, endpointRoom).forEach((entry: unknown, index: number) => {
       const where = `endpoints[${index}]`;
       if (!isPlainRecord(entry)) return void result.ignored.push(`${where}: not an object`);
       if (typeof entry.baseUrl !== "string" || entry.baseUrl.trim() === "") return void result.ignored.push(`${where}: baseUrl missing`);
       const key = entry.key ?? "";
-      if (typeof key !== "string" || !KEY_HASH.test(key)) return void result.ignored.push(`${where}: key is not a hash`);
+      const unmatchable = unmatchableKeyReason(state, key);
+      if (unmatchable !== undefined || typeof key !== "string") return void result.ignored.push(`${where}: ${unmatchable ?? "key is not a hash"}`);
       const supports = endpointRecordIn(state, normaliseBaseUrl(entry.baseUrl), key);
       if (entry.strictSchemas === false) supports.strictSchemas = false;
       if (entry.usageInStream === false) supports.usageInStream = false;
@@ -233,7 +262,11 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
       result.endpoints += 1;
       if (entry.models === undefined) return;
       if (!isPlainRecord(entry.models)) return void result.ignored.push(`${where}.models: not an object`);
-      for (const [name, stored] of Object.entries(entry.models).slice(0, MAX_ENTRIES)) {
+      const storedModels = Object.entries(entry.models);
+      if (storedModels.length > modelRoom) {
+        result.ignored.push(leftOut(`${where}.models`, modelRoom, storedModels.length, bounded.bounds.maxModelsPerEndpoint, "maxModelsPerEndpoint"));
+      }
+      for (const [name, stored] of storedModels.slice(0, modelRoom)) {
         const at = `${where}.models[${JSON.stringify(name)}]`;
         if (name === "" || !isPlainRecord(stored)) {
           result.ignored.push(`${at}: not understood`);
@@ -243,6 +276,10 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
         result.models += 1;
       }
     });
+    const evictedEndpoints = bounded.evictedEndpoints - evictedBefore.endpoints;
+    const evictedModels = bounded.evictedModels - evictedBefore.models;
+    if (evictedEndpoints > 0) result.ignored.push(evicted(`${evictedEndpoints} endpoint record`, "maxEndpoints", bounded.bounds.maxEndpoints));
+    if (evictedModels > 0) result.ignored.push(evicted(`${evictedModels} model record`, "maxModelsPerEndpoint", bounded.bounds.maxModelsPerEndpoint));
   } catch (error) {
     result.ignored.push(`(blob): unreadable (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -261,6 +298,9 @@ export function importCapabilitiesIn(state: RuntimeState, blob: unknown): Import
  * reasoning replay latches (`replayField`, `replayEveryTurn`, `replayFoldContent` on a model,
  * `reasoningField` on an endpoint), which import as written where valid. A blob of another
  * version, or one that is not an object, changes nothing; the result lists what was left out.
+ * An entry whose key was fingerprinted under another key salt, or is an earlier version's
+ * unkeyed `sha256:` hash, cannot match any key here and is left out and listed; so are entries
+ * past the runtime's capability bounds, and records the import evicted are counted there too.
  *
  * @param blob - The stored blob, as an object or as its JSON text.
  */

@@ -180,6 +180,27 @@ describeRedis("createRedisBackend", () => {
       });
     });
 
+    it("agrees one key salt through the server, unless one is given, which stays out of Redis", async () => {
+      await withPair(async (_a, _b, prefix, [first, second]) => {
+        expect(first.keySalt).toBe(second.keySalt);
+        expect(first.keySalt.length).toBeGreaterThanOrEqual(32);
+        expect(await raw.sendCommand(["GET", `${prefix}key-salt`])).toBe(first.keySalt);
+      });
+      const prefix = `given-salt-${process.pid}:`;
+      const backend = await createRedisBackend({ url: redis.url, prefix, keySalt: "given salt" });
+      try {
+        expect(backend.keySalt).toBe("given salt");
+        expect(await raw.sendCommand(["EXISTS", `${prefix}key-salt`])).toBe(0);
+        const runtime = createRuntime({ backend });
+        const alone = createRuntime({ keySalt: "given salt" });
+        runtime.capabilitiesFor("http://127.0.0.1:9/v1", "key").usageInStream = false;
+        expect(alone.importCapabilities(runtime.exportCapabilities()).ignored).toEqual([]);
+        runtime.reset();
+      } finally {
+        await backend.close();
+      }
+    });
+
     it("shares a latch between two runtimes on one backend too", async () => {
       const backend = await createRedisBackend({ url: redis.url, prefix: `one-backend-${process.pid}:` });
       const [first, second] = [createRuntime({ backend }), createRuntime({ backend })];

@@ -399,12 +399,13 @@ describe("the sweep", () => {
 
 describe("configureEvents", () => {
   it("returns the whole set as it now stands", () => {
-    expect(configureEvents()).toEqual({ maxEvents: 1000, trimSlack: 256, retainMs: 60_000, retainUnendedMs: 1_800_000 });
+    expect(configureEvents()).toEqual({ maxEvents: 1000, trimSlack: 256, retainMs: 60_000, retainUnendedMs: 1_800_000, maxRuns: 1000 });
     expect(configureEvents({ maxEvents: 200 })).toEqual({
       maxEvents: 200,
       trimSlack: 256,
       retainMs: 60_000,
       retainUnendedMs: 1_800_000,
+      maxRuns: 1000,
     });
   });
 
@@ -415,6 +416,7 @@ describe("configureEvents", () => {
       trimSlack: -1,
       retainMs: Number.NaN,
       retainUnendedMs: "5" as never,
+      maxRuns: -3,
     });
     expect(after).toEqual(before);
   });

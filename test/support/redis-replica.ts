@@ -34,6 +34,7 @@ async function run(request: Request): Promise<unknown> {
   const result = await runtime.runAgentLoop({
     config: {
       baseUrl: String(request.baseUrl),
+      ...(typeof request.apiKey === "string" ? { apiKey: request.apiKey } : {}),
       model: String(request.model ?? "loopback-model"),
       maxRetries: 0,
       maxToolIterations: 4,
@@ -65,7 +66,7 @@ async function handle(request: Request): Promise<unknown> {
   switch (request.op) {
     case "open": {
       backend = await createRedisBackend({ ...(request.options as RedisBackendOptions), onNotice: (text) => notices.push(text) });
-      runtime = createRuntime({ backend });
+      runtime = createRuntime({ backend, ...(typeof request.keySalt === "string" ? { keySalt: request.keySalt } : {}) });
       if (request.events) runtime.configureEvents(request.events as Record<string, number>);
       return { prefix: backend.prefix };
     }

@@ -29,9 +29,9 @@ export interface ReplicaClosed {
 export interface Replica {
   readonly pid: number;
   /** Creates the backend and the runtime on it. */
-  open(options: RedisBackendOptions, events?: Record<string, number>): Promise<void>;
+  open(options: RedisBackendOptions, events?: Record<string, number>, keySalt?: string): Promise<void>;
   /** Runs an agent loop against an endpoint, emitting its events under `runId`. */
-  run(runId: string, baseUrl: string, extra?: { extraBody?: Record<string, unknown>; question?: string }): Promise<ReplicaRun>;
+  run(runId: string, baseUrl: string, extra?: { extraBody?: Record<string, unknown>; question?: string; apiKey?: string }): Promise<ReplicaRun>;
   /** Emits events under `runId` and answers what the bus stamped. */
   emit(runId: string, events: readonly Record<string, unknown>[]): Promise<(RunEvent | undefined)[]>;
   /** Emits `count` output events under `runId` in bursts of `burst`, yielding between bursts, then `done`. */
@@ -80,7 +80,7 @@ export async function forkReplica(): Promise<Replica> {
   const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve())));
   return {
     pid: child.pid ?? -1,
-    open: (options, events) => ask("open", { options, events }),
+    open: (options, events, keySalt) => ask("open", { options, events, keySalt }),
     run: (runId, baseUrl, extra = {}) => ask("run", { runId, baseUrl, ...extra }),
     emit: (runId, events) => ask("emit", { runId, events }),
     stream: (runId, count, burst) => ask("stream", { runId, count, burst }),

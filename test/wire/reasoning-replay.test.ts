@@ -8,6 +8,7 @@ import { noteListingIn } from "../../src/wire/capabilities-server.js";
 import { buildBody } from "../../src/wire/request-body.js";
 import { CAPABILITIES_SNAPSHOT_VERSION, exportCapabilitiesIn, importCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { createState } from "../../src/state/state.js";
+import { configureKeySaltIn } from "../../src/wire/key-fingerprint.js";
 import { messageOf, PROFILES, refusalWording } from "../support/endpoint.js";
 import "../support/fast-check-seed.js";
 
@@ -226,6 +227,7 @@ describe("the vLLM listing", () => {
 describe("the replay latches in a snapshot", () => {
   it("round-trips the model latches and the endpoint's field at version 1", () => {
     const state = createState();
+    configureKeySaltIn(state, "the salt both share");
     const model = modelCapabilitiesForIn(state, "http://x/v1", "k", "deepseek-v4-flash");
     model.replayField = "reasoning_content";
     model.replayEveryTurn = true;
@@ -235,6 +237,7 @@ describe("the replay latches in a snapshot", () => {
     expect(blob.version).toBe(CAPABILITIES_SNAPSHOT_VERSION);
     expect(CAPABILITIES_SNAPSHOT_VERSION).toBe(1);
     const restored = createState();
+    configureKeySaltIn(restored, "the salt both share");
     expect(importCapabilitiesIn(restored, JSON.parse(JSON.stringify(blob))).ignored).toEqual([]);
     expect(modelCapabilitiesForIn(restored, "http://x/v1", "k", "deepseek-v4-flash")).toMatchObject({
       replayField: "reasoning_content",

@@ -7,6 +7,7 @@ import { freshEndpointCapabilities, freshModelCapabilities, modelCapabilitiesFor
 import { buildBody } from "../../src/wire/request-body.js";
 import { buildSideTaskBody, type SideTaskRequest } from "../../src/turn/side-task-request.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
+import { configureKeySaltIn } from "../../src/wire/key-fingerprint.js";
 import { exportCapabilities, exportCapabilitiesIn, importCapabilities, importCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { resetAll } from "../../src/reset.js";
 import { runAgentLoop, runAgentLoopIn, type AgentLoopConfig } from "../../src/run/agent-loop.js";
@@ -391,6 +392,8 @@ describe("the snapshot", () => {
   });
   const fresh = (): RuntimeState => {
     const state = createState();
+    // Keyed entries import only under the key salt they were exported with.
+    configureKeySaltIn(state, "one salt for every state here");
     states.push(state);
     return state;
   };

@@ -5,6 +5,7 @@ import { getClientIn } from "../../src/wire/client.js";
 import { clearState, createState } from "../../src/state/state.js";
 import { buildBody } from "../../src/wire/request-body.js";
 import { CAPABILITIES_SNAPSHOT_VERSION, exportCapabilitiesIn, importCapabilitiesIn } from "../../src/wire/snapshot.js";
+import { configureKeySaltIn } from "../../src/wire/key-fingerprint.js";
 import { streamTurn } from "../../src/wire/stream.js";
 import { startEndpoint, turn } from "../support/endpoint.js";
 
@@ -29,7 +30,7 @@ describe("exportCapabilities", () => {
     expect(blob.endpoints).toEqual([
       {
         baseUrl: "http://x/v1",
-        key: expect.stringMatching(/^sha256:[0-9a-f]{32}$/),
+        key: expect.stringMatching(/^hmac:[0-9a-f]{8}:[0-9a-f]{32}$/),
         strictSchemas: false,
         usageInStream: false,
         models: {
@@ -63,8 +64,9 @@ describe("exportCapabilities", () => {
 });
 
 describe("importCapabilities", () => {
-  it("restores every latch into a fresh state", () => {
+  it("restores every latch into a fresh state with the same key salt", () => {
     const source = createState();
+    configureKeySaltIn(source, "the salt both share");
     capabilitiesForIn(source, "http://x/v1", "k").strictSchemas = false;
     const model = modelCapabilitiesForIn(source, "http://x/v1", "k", "m");
     model.legacyTokenLimit = false;
@@ -73,6 +75,7 @@ describe("importCapabilities", () => {
     const blob = JSON.parse(JSON.stringify(exportCapabilitiesIn(source)));
 
     const target = createState();
+    configureKeySaltIn(target, "the salt both share");
     expect(importCapabilitiesIn(target, blob)).toEqual({ endpoints: 1, models: 1, ignored: [] });
     expect(capabilitiesForIn(target, "http://x/v1", "k").strictSchemas).toBe(false);
     expect(capabilitiesForIn(target, "http://x/v1", "other").strictSchemas).toBe(true);
