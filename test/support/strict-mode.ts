@@ -27,6 +27,9 @@
  * R8  `$ref` is supported for definitions and for recursion through `#`; a reference resolves
  *     inside the document and stands alone (a sibling keyword is refused).
  * R9  "A schema may have up to 5000 object properties total, with up to 10 levels of nesting."
+ *     Nesting is read as the server meets it: a `$ref` adds the depth of what it points at, where
+ *     it is used, and a reference back into a definition already entered on the same path ends
+ *     that path (recursion is supported, so it counts one turn round).
  * R10 "A schema may have up to 1000 enum values across all enum properties."
  * R11 "The total string length of all property names, definition names, enum values, and const
  *     values cannot exceed 120,000 characters."
@@ -77,6 +80,44 @@ function resolves(root: Node, reference: string): boolean {
     target = target[token];
   }
   return isNode(target);
+}
+
+function target(root: Node, reference: string): Node | undefined {
+  if (reference === "#") return root;
+  if (!reference.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of reference.slice(2).split("/")) {
+    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isNode(node) || !Object.prototype.hasOwnProperty.call(node, token)) return undefined;
+    node = node[token];
+  }
+  return isNode(node) ? node : undefined;
+}
+
+/**
+ * The deepest object nesting with every `$ref` written out in place, each path ending where it
+ * would enter a definition it is already inside. Every path is followed on its own (no
+ * remembering), which is exact and fine for the schemas a test hands it.
+ */
+export function nestingThroughReferences(root: Node): number {
+  const walk = (node: unknown, inside: ReadonlySet<string>): number => {
+    if (Array.isArray(node)) return Math.max(0, ...node.map((item) => walk(item, inside)));
+    if (!isNode(node)) return 0;
+    if (typeof node.$ref === "string") {
+      const reference = node.$ref === "#" ? "#" : node.$ref;
+      const next = target(root, reference);
+      if (next === undefined || inside.has(reference)) return 0;
+      return walk(next, new Set([...inside, reference]));
+    }
+    let deepest = 0;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$defs" || key === "definitions" || key === "enum" || key === "const") continue;
+      const children = key === "properties" && isNode(value) ? Object.values(value) : [value];
+      for (const child of children) deepest = Math.max(deepest, walk(child, inside));
+    }
+    return (isNode(node.properties) ? 1 : 0) + deepest;
+  };
+  return walk(root, new Set(["#"]));
 }
 
 /** Lists every way `schema` breaks OpenAI's strict-mode rules; empty when it meets them all. */
@@ -169,6 +210,8 @@ export function strictModeViolations(schema: unknown): string[] {
   };
 
   visit(schema, "$", 0, true);
+  const expanded = nestingThroughReferences(schema);
+  if (expanded > 10) problems.push(`R9: nested ${expanded} objects deep once references are followed`);
   for (const container of ["$defs", "definitions"]) {
     const defs = schema[container];
     if (isNode(defs)) for (const name of Object.keys(defs)) visit(defs[name], `$.${container}.${name}`, 0, false);
