@@ -81,7 +81,7 @@ export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, Negotia
 
 // request-body
 export { buildBody, orderTools } from "./wire/request-body.js";
-export type { ToolOrder, RequestBody } from "./wire/request-body.js";
+export type { ToolOrder, RequestBody, BuildBodyOptions } from "./wire/request-body.js";
 
 // calibration
 export { calibrate, charsPerTokenFor } from "./wire/calibration.js";

@@ -134,7 +134,7 @@ export function sanitizeTools(tools: readonly ToolDefinition[], options: Sanitiz
   return rewriteTools(tools, (original, name) => {
     const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
     const passed = strictLimitsPassed(measureStrictSchema(parameters as Json));
-    if (passed.length > 0) onNotice?.(strictOffNotice(name, passed));
+    if (passed.length > 0) onNotice?.(strictOffNotice(name, passed), name);
     return { parameters, strict: passed.length === 0 };
   });
 }
@@ -151,8 +151,11 @@ export function strictOffNotice(name: string, passed: readonly string[]): string
 
 /** Options for {@link sanitizeTools}. */
 export interface SanitizeToolsOptions {
-  /** Told, once per tool, that a tool goes with strict off because its schema is past the limits. */
-  onNotice?: (text: string) => void;
+  /**
+   * Told, once per tool and call, that a tool goes with strict off because its schema is past the
+   * limits: the sentence to show, and the tool's name (for a caller that says it once per run).
+   */
+  onNotice?: (text: string, tool: string) => void;
 }
 
 /**
