@@ -399,7 +399,7 @@ export interface StrictSchemaSize {
 /** Steps (properties, items, branches, references) the depth walk follows down one path. */
 const DEPTH_PATH_LIMIT = MAX_DEPTH * 4;
 /** Nodes the depth walk may visit in all before it calls the schema unmeasurable. */
-const DEPTH_WORK_LIMIT = 200_000;
+const DEPTH_WORK_LIMIT = 100_000;
 
 /** Keywords whose value is never a subschema, or (definitions) is reached only through `$ref`. */
 const NOT_SUBSCHEMAS: ReadonlySet<string> = new Set(["$ref", "$defs", "definitions", "enum", "const", "default", "examples", "required"]);

@@ -96,28 +96,53 @@ function target(root: Node, reference: string): Node | undefined {
 
 /**
  * The deepest object nesting with every `$ref` written out in place, each path ending where it
- * would enter a definition it is already inside. Every path is followed on its own (no
- * remembering), which is exact and fine for the schemas a test hands it.
+ * would enter a definition it is already inside. Each path is followed on its own; only the depth
+ * under a reference whose expansion ended no path early is remembered, which is the most that
+ * reference can add on any path (so the answer errs, if at all, towards deeper). Past a million
+ * steps it throws rather than run on.
  */
 export function nestingThroughReferences(root: Node): number {
-  const walk = (node: unknown, inside: ReadonlySet<string>): number => {
-    if (Array.isArray(node)) return Math.max(0, ...node.map((item) => walk(item, inside)));
-    if (!isNode(node)) return 0;
+  const clean = new Map<string, number>();
+  let work = 0;
+  /** The depth under a node, and whether some path below it ended at recursion. */
+  const walk = (node: unknown, inside: ReadonlySet<string>): [number, boolean] => {
+    if (++work > 1_000_000) throw new Error("nestingThroughReferences: too many paths to follow");
+    if (Array.isArray(node)) {
+      let deepest = 0;
+      let cut = false;
+      for (const item of node) {
+        const [depth, ended] = walk(item, inside);
+        deepest = Math.max(deepest, depth);
+        cut ||= ended;
+      }
+      return [deepest, cut];
+    }
+    if (!isNode(node)) return [0, false];
     if (typeof node.$ref === "string") {
-      const reference = node.$ref === "#" ? "#" : node.$ref;
+      const reference = node.$ref;
       const next = target(root, reference);
-      if (next === undefined || inside.has(reference)) return 0;
-      return walk(next, new Set([...inside, reference]));
+      if (next === undefined) return [0, false];
+      if (inside.has(reference)) return [0, true];
+      const known = clean.get(reference);
+      if (known !== undefined) return [known, false];
+      const [depth, cut] = walk(next, new Set([...inside, reference]));
+      if (!cut) clean.set(reference, depth);
+      return [depth, cut];
     }
     let deepest = 0;
+    let cut = false;
     for (const [key, value] of Object.entries(node)) {
       if (key === "$defs" || key === "definitions" || key === "enum" || key === "const") continue;
       const children = key === "properties" && isNode(value) ? Object.values(value) : [value];
-      for (const child of children) deepest = Math.max(deepest, walk(child, inside));
+      for (const child of children) {
+        const [depth, ended] = walk(child, inside);
+        deepest = Math.max(deepest, depth);
+        cut ||= ended;
+      }
     }
-    return (isNode(node.properties) ? 1 : 0) + deepest;
+    return [(isNode(node.properties) ? 1 : 0) + deepest, cut];
   };
-  return walk(root, new Set(["#"]));
+  return walk(root, new Set(["#"]))[0];
 }
 
 /** Lists every way `schema` breaks OpenAI's strict-mode rules; empty when it meets them all. */

@@ -2,6 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { STRICT_LIMITS, measureStrictSchema, strictLimitsPassed, strictSchema, withinStrictLimits } from "../../src/text/schema-strict.js";
 import type { Json, JsonObject } from "../../src/text/schema-tree.js";
+import { sanitizeTools } from "../../src/text/schema-compat.js";
+import { SCHEMA_SHAPES } from "../support/adversarial.js";
 import { nestingThroughReferences, strictModeViolations } from "../support/strict-mode.js";
 
 /** `levels` closed objects, one inside the next, with `leaf` as the innermost property. */
@@ -140,6 +142,22 @@ describe("measureStrictSchema's depth through $ref", () => {
     for (let index = 0; index < count; index++) $defs[`d${index}`] = index + 1 < count ? { $ref: `#/$defs/d${index + 1}` } : nested(1, string);
     const schema = withDefinitions(nested(1, { $ref: "#/$defs/d0" }), $defs);
     expect(measureStrictSchema(schema).depth).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe("sanitizeTools on the bench's hostile reference shapes", () => {
+  it.each(SCHEMA_SHAPES.map((shape) => [shape.name, shape] as const))("%s: strict and meeting every rule, or strict off with a notice", (_, shape) => {
+    for (const bytes of [500, 4000]) {
+      const notices: string[] = [];
+      const [tool] = sanitizeTools(shape.build(bytes), { onNotice: (text) => notices.push(text) });
+      if (tool?.function.strict === true) {
+        expect(notices).toEqual([]);
+        expect(strictModeViolations(tool.function.parameters)).toEqual([]);
+      } else {
+        expect(tool?.function.strict).toBe(false);
+        expect(notices).toHaveLength(1);
+      }
+    }
   });
 });
 
