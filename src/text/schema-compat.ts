@@ -145,7 +145,7 @@ export function sanitizeTools(tools: readonly ToolDefinition[], options: Sanitiz
  * @param name - The tool's name.
  * @param passed - The limits passed, as {@link strictLimitsPassed} names them.
  */
-export function strictOffNotice(name: string, passed: readonly string[]): string {
+function strictOffNotice(name: string, passed: readonly string[]): string {
   return `The schema of ${name} is past what OpenAI's strict mode takes (${passed.join(", ")}; the limits are ${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`;
 }
 
