@@ -16,6 +16,7 @@ import { findSpecSecrets } from "../src/spec/secrets.js";
 import { exportSpec, parseSpec, type AgentSpec } from "../src/spec.js";
 import { isModelLoading, isOverflow, isTransient } from "../src/text/retry.js";
 import { parseToolArguments, recoverToolCalls } from "../src/text/tool-calls.js";
+import { sanitizeTools } from "../src/text/schema-compat.js";
 import { ALL_FENCES, FenceSplitter, stripThinking } from "../src/text/thinking.js";
 import { parseJson } from "../src/turn/side-task.js";
 import { preselectByKeywordsIn } from "../src/run/preselect.js";
@@ -34,6 +35,7 @@ import {
   JSON_REPLY_SHAPES,
   MARKUP_SHAPES,
   REQUEST_SHAPES,
+  SCHEMA_SHAPES,
   SECRET_SHAPES,
   SPEC_SHAPES,
   SSE_SHAPES,
@@ -116,6 +118,7 @@ const ROWS: Row[] = [
   ...rows("exportSpec", SPEC_SHAPES, (document) => exportSpec(document as unknown as AgentSpec)),
   ...rows("preselectByKeywords", REQUEST_SHAPES, (request) => preselectByKeywordsIn(createState(), catalogue(), request)),
   ...rows("preselectByKeywords (long description)", REQUEST_SHAPES, (text) => preselectByKeywordsIn(createState(), catalogue(text), "read a file")),
+  ...rows("sanitizeTools", SCHEMA_SHAPES, (tools) => sanitizeTools(tools)),
   ...rows("untrusted", UNTRUSTED_SHAPES, (text) => untrusted(text, { source: text.slice(0, 4 * KB) })),
   ...rows("streamTurn's reader", SSE_SHAPES, (text) => readStream(text)),
   ...rows("importCapabilities", URL_SHAPES, (url) => importCapabilitiesIn(createState(), { version: 1, endpoints: [{ baseUrl: url, key: "" }] })),

@@ -82,7 +82,7 @@ export type { ReplayField } from "./wire/capabilities.js";
 
 // request-body
 export { buildBody, orderTools } from "./wire/request-body.js";
-export type { ToolOrder, RequestBody } from "./wire/request-body.js";
+export type { ToolOrder, RequestBody, BuildBodyOptions } from "./wire/request-body.js";
 export { applyCombinations } from "./wire/refusal-combination.js";
 export type { CombinationLatches } from "./wire/refusal-combination.js";
 

@@ -25,7 +25,7 @@
 import type { JsonSchema, ToolDefinition } from "../shapes/config.js";
 import { describeError } from "./error-body.js";
 import { grammarSchema } from "./schema-grammar.js";
-import { STRICT_LIMITS, strictSchema, withinStrictLimits } from "./schema-strict.js";
+import { STRICT_LIMITS, measureStrictSchema, strictLimitsPassed, strictSchema } from "./schema-strict.js";
 import { type Json, isObject, toJson } from "./schema-tree.js";
 
 /**
@@ -120,7 +120,10 @@ export function relaxSchema(schema: JsonSchema): JsonSchema {
  * because that is the flag OpenAI reads to constrain the arguments to the schema; it is set to
  * false for a schema past the size limits strict mode documents (10 levels of nesting, 5,000
  * properties, 1,000 enum values, 120,000 characters of names and values), which the server would
- * otherwise refuse for the whole request, and `onNotice` is told so. The function keeps only `name`, `description`, `parameters` and `strict`. An
+ * otherwise refuse for the whole request, and `onNotice` is told so, once per such tool and call.
+ * Nesting is counted through `$ref`: a definition adds its own depth where it is used, and a
+ * recursive reference counts one turn of the recursion. The function keeps only `name`,
+ * `description`, `parameters` and `strict`. An
  * entry that is not a function tool comes back unchanged; anything but an array gives `[]`.
  *
  * The original parameters travel with each result under a non-enumerable symbol, so
@@ -130,19 +133,29 @@ export function sanitizeTools(tools: readonly ToolDefinition[], options: Sanitiz
   const onNotice = typeof options?.onNotice === "function" ? options.onNotice : undefined;
   return rewriteTools(tools, (original, name) => {
     const parameters = strictSchema(original, { objectRoot: true }) as JsonSchema;
-    const strict = withinStrictLimits(parameters as Json);
-    if (!strict)
-      onNotice?.(
-        `The schema of ${name} is past what OpenAI's strict mode takes (${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`,
-      );
-    return { parameters, strict };
+    const passed = strictLimitsPassed(measureStrictSchema(parameters as Json));
+    if (passed.length > 0) onNotice?.(strictOffNotice(name, passed), name);
+    return { parameters, strict: passed.length === 0 };
   });
+}
+
+/**
+ * The notice for a tool sent with strict off: which limit its schema is past and what that means.
+ *
+ * @param name - The tool's name.
+ * @param passed - The limits passed, as {@link strictLimitsPassed} names them.
+ */
+function strictOffNotice(name: string, passed: readonly string[]): string {
+  return `The schema of ${name} is past what OpenAI's strict mode takes (${passed.join(", ")}; the limits are ${STRICT_LIMITS.depth} levels of nesting, ${STRICT_LIMITS.properties} properties, ${STRICT_LIMITS.enumValues} enum values); it is sent with strict off, so the server does not hold its arguments to it.`;
 }
 
 /** Options for {@link sanitizeTools}. */
 export interface SanitizeToolsOptions {
-  /** Told, once per tool, that a tool goes with strict off because its schema is past the limits. */
-  onNotice?: (text: string) => void;
+  /**
+   * Told, once per tool and call, that a tool goes with strict off because its schema is past the
+   * limits: the sentence to show, and the tool's name (for a caller that says it once per run).
+   */
+  onNotice?: (text: string, tool: string) => void;
 }
 
 /**

@@ -35,6 +35,17 @@ export interface RequestBody {
   [field: string]: unknown;
 }
 
+/** Options for {@link buildBody}, after its positional arguments. */
+export interface BuildBodyOptions {
+  /**
+   * Told, for each tool declared with `strict: false` because its schema is past strict mode's
+   * limits, the notice {@link sanitizeTools} words and the tool's name; only when the body sends
+   * strict schemas (not relaxed ones), and on every call, so a caller building per attempt keeps
+   * its own record of what it has said. @default none
+   */
+  onNotice?: (text: string, tool: string) => void;
+}
+
 /** Fields the loop owns, which extraBody cannot replace. */
 const OWNED: ReadonlySet<string> = new Set(["model", "messages", "stream", "tools"]);
 
@@ -92,7 +103,8 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * - `model`, `messages` and `stream: true` always; `stream_options: { include_usage: true }` while
  *   the endpoint takes it.
  * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
- *   schemas or is grammar-constrained; left out when there are none.
+ *   schemas or is grammar-constrained; left out when there are none. A tool past strict mode's
+ *   limits goes with `strict: false`, and `options.onNotice` hears of it while strict schemas are sent.
  * - Each assistant turn's reasoning in the form the model and endpoint take (applyReplayForm):
  *   under `reasoning_content`, or `reasoning` on a vLLM listing or once the model refused the
  *   first, or not at all once it refused both; on every assistant turn while tools are declared
@@ -115,6 +127,7 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * @param messages - The transcript to send.
  * @param tools - The tools to declare.
  * @param order - How to order the tools. @default true (name order)
+ * @param options - Where to say that a tool goes with strict off. @default {}
  * @example
  * ```ts
  * const turn = await negotiate(supports, (supports, produced, model) =>
@@ -129,12 +142,25 @@ export function buildBody(
   messages: readonly Message[],
   tools?: readonly ToolDefinition[],
   order?: ToolOrder,
+  options: BuildBodyOptions = {},
 ): RequestBody {
   const body: RequestBody = { model: config.model, messages: [...(messages ?? [])], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   if (Array.isArray(tools) && tools.length > 0) {
-    const declared = sanitizeTools(orderTools(tools, order));
-    body.tools = supports.strictSchemas && supports.grammarConstrained !== true ? declared : relaxTools(declared);
+    const strictOff: Array<[text: string, tool: string]> = [];
+    const declared = sanitizeTools(orderTools(tools, order), { onNotice: (text, tool) => strictOff.push([text, tool]) });
+    const strict = supports.strictSchemas && supports.grammarConstrained !== true;
+    body.tools = strict ? declared : relaxTools(declared);
+    const onNotice = typeof options?.onNotice === "function" ? options.onNotice : undefined;
+    if (strict && onNotice) {
+      for (const [text, tool] of strictOff) {
+        try {
+          onNotice(text, tool);
+        } catch {
+          // A host's notice callback that throws does not cost the request.
+        }
+      }
+    }
   }
   body.messages = applyReplayForm(body.messages, replayFormOf(model, supports.reasoningField), body.tools !== undefined);
   const effort = effortFor(model, config.reasoningEffort);

@@ -2043,3 +2043,47 @@ describe("arguments checked against the tool's schema", () => {
     });
   });
 });
+
+describe("a tool past strict mode's nesting limit", () => {
+  const deep = (levels: number): ToolDefinition["function"]["parameters"] =>
+    levels === 0 ? { type: "string" } : { type: "object", properties: { stage: deep(levels - 1) } };
+  const explain: ToolDefinition = { type: "function", function: { name: "explain", description: "Explains a query.", parameters: deep(12) } };
+  const exportTool: ToolDefinition = { type: "function", function: { name: "export", description: "Exports a query.", parameters: deep(11) } };
+  const strictOf = (body: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(((body.tools as ToolDefinition[] | undefined) ?? []).map((entry) => [entry.function.name, entry.function.strict]));
+
+  it("goes with strict off in every request, said once per tool per run however many requests and attempts follow", async () => {
+    await withLoop({ profile: "openai" }, async ({ server, run, config, events }) => {
+      const busy = { kind: "error", status: 429, body: { error: { message: "Rate limit reached" } }, headers: { "retry-after": "0" } } as const;
+      server.script(calls(["explain", { stage: null }]), busy, calls(["export", { stage: null }]), answer());
+      const notices: string[] = [];
+      await run({ config: { ...config, maxRetries: 1 }, tools: [explain, exportTool, tool("find")], onNotice: (text) => notices.push(text) });
+      const bodies = server.chatBodies();
+      expect(bodies).toHaveLength(4);
+      for (const body of bodies) expect(strictOf(body)).toEqual({ explain: false, export: false, find: true });
+      const strictOff = notices.filter((text) => text.includes("strict off"));
+      expect(strictOff).toHaveLength(2);
+      expect(strictOff[0]).toContain("The schema of explain");
+      expect(strictOff[1]).toContain("The schema of export");
+      expect(events.filter((event) => event.kind === "notice" && event.text.includes("strict off"))).toHaveLength(2);
+
+      // A second run says it again, once.
+      server.script(answer());
+      const again: string[] = [];
+      await run({ tools: [explain, tool("find")], onNotice: (text) => again.push(text) });
+      expect(again.filter((text) => text.includes("strict off"))).toEqual([strictOff[0]]);
+    });
+  });
+
+  it("says nothing on a server that gets relaxed schemas", async () => {
+    await withLoop({ profile: "llama.cpp" }, async ({ server, run }) => {
+      server.script(answer());
+      const notices: string[] = [];
+      await run({ tools: [explain], onNotice: (text) => notices.push(text) });
+      const [body] = server.chatBodies();
+      expect(toolNames(body!)).toEqual(["explain"]);
+      expect(strictOf(body!)).toEqual({ explain: undefined });
+      expect(notices.filter((text) => text.includes("strict off"))).toEqual([]);
+    });
+  });
+});

@@ -5,6 +5,8 @@
  * at small sizes and check the documented results still come out.
  */
 
+import type { ToolDefinition } from "../../src/shapes/config.js";
+
 /** One input shape: its name and how to build it at about `bytes` characters. */
 export interface Shape<T = string> {
   readonly name: string;
@@ -171,4 +173,50 @@ export const ERROR_SHAPES: readonly Shape[] = [
   text("half a rate limit", "open api qps request ", "[18] "),
   text("half a crash", "llama runner process ", "500 "),
   text("half a loading", "is currently ", "Model m "),
+];
+
+/** One tool whose parameters hold `defs` and start at `root`. */
+function toolWith(root: Record<string, unknown>, defs: Record<string, unknown>): ToolDefinition[] {
+  return [{ type: "function", function: { name: "tangle", parameters: { ...root, $defs: defs } as ToolDefinition["function"]["parameters"] } }];
+}
+
+/** How many definitions of about `each` characters fit in `bytes`. */
+function definitionCount(bytes: number, each: number): number {
+  return Math.max(2, Math.floor(bytes / each));
+}
+
+/** Tool schemas for sanitizeTools: references built to make a depth count walk a definition again and again. */
+export const SCHEMA_SHAPES: readonly Shape<ToolDefinition[]>[] = [
+  {
+    name: "one definition used by every property",
+    build: (bytes) => {
+      const properties: Record<string, unknown> = {};
+      for (let index = 0; index < definitionCount(bytes, 32); index++) properties[`p${index}`] = { $ref: "#/$defs/d" };
+      return toolWith({ type: "object", properties }, { d: { type: "object", properties: { a: { type: "object", properties: { b: { type: "string" } } } } } });
+    },
+  },
+  {
+    name: "a chain of definitions, each used twice by the one before",
+    build: (bytes) => {
+      const count = definitionCount(bytes, 110);
+      const defs: Record<string, unknown> = {};
+      for (let index = 0; index < count; index++) {
+        const next = `#/$defs/d${index + 1}`;
+        defs[`d${index}`] = index + 1 < count ? { anyOf: [{ $ref: next }, { type: "array", items: { $ref: next } }] } : { type: "string" };
+      }
+      return toolWith({ type: "object", properties: { start: { $ref: "#/$defs/d0" } } }, defs);
+    },
+  },
+  {
+    name: "definitions that all refer to one another",
+    build: (bytes) => {
+      const count = definitionCount(bytes, 150);
+      const defs: Record<string, unknown> = {};
+      for (let index = 0; index < count; index++) {
+        const refs = [0, index + 1, index + 2].map((target) => ({ $ref: `#/$defs/d${target % count}` }));
+        defs[`d${index}`] = { type: "object", properties: { next: { anyOf: refs } } };
+      }
+      return toolWith({ type: "object", properties: { start: { $ref: "#/$defs/d0" } } }, defs);
+    },
+  },
 ];

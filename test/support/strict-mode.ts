@@ -27,6 +27,9 @@
  * R8  `$ref` is supported for definitions and for recursion through `#`; a reference resolves
  *     inside the document and stands alone (a sibling keyword is refused).
  * R9  "A schema may have up to 5000 object properties total, with up to 10 levels of nesting."
+ *     Nesting is read as the server meets it: a `$ref` adds the depth of what it points at, where
+ *     it is used, and a reference back into a definition already entered on the same path ends
+ *     that path (recursion is supported, so it counts one turn round).
  * R10 "A schema may have up to 1000 enum values across all enum properties."
  * R11 "The total string length of all property names, definition names, enum values, and const
  *     values cannot exceed 120,000 characters."
@@ -77,6 +80,69 @@ function resolves(root: Node, reference: string): boolean {
     target = target[token];
   }
   return isNode(target);
+}
+
+function target(root: Node, reference: string): Node | undefined {
+  if (reference === "#") return root;
+  if (!reference.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const raw of reference.slice(2).split("/")) {
+    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isNode(node) || !Object.prototype.hasOwnProperty.call(node, token)) return undefined;
+    node = node[token];
+  }
+  return isNode(node) ? node : undefined;
+}
+
+/**
+ * The deepest object nesting with every `$ref` written out in place, each path ending where it
+ * would enter a definition it is already inside. Each path is followed on its own; only the depth
+ * under a reference whose expansion ended no path early is remembered, which is the most that
+ * reference can add on any path (so the answer errs, if at all, towards deeper). Past a million
+ * steps it throws rather than run on.
+ */
+export function nestingThroughReferences(root: Node): number {
+  const clean = new Map<string, number>();
+  let work = 0;
+  /** The depth under a node, and whether some path below it ended at recursion. */
+  const walk = (node: unknown, inside: ReadonlySet<string>): [number, boolean] => {
+    if (++work > 1_000_000) throw new Error("nestingThroughReferences: too many paths to follow");
+    if (Array.isArray(node)) {
+      let deepest = 0;
+      let cut = false;
+      for (const item of node) {
+        const [depth, ended] = walk(item, inside);
+        deepest = Math.max(deepest, depth);
+        cut ||= ended;
+      }
+      return [deepest, cut];
+    }
+    if (!isNode(node)) return [0, false];
+    if (typeof node.$ref === "string") {
+      const reference = node.$ref;
+      const next = target(root, reference);
+      if (next === undefined) return [0, false];
+      if (inside.has(reference)) return [0, true];
+      const known = clean.get(reference);
+      if (known !== undefined) return [known, false];
+      const [depth, cut] = walk(next, new Set([...inside, reference]));
+      if (!cut) clean.set(reference, depth);
+      return [depth, cut];
+    }
+    let deepest = 0;
+    let cut = false;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$defs" || key === "definitions" || key === "enum" || key === "const") continue;
+      const children = key === "properties" && isNode(value) ? Object.values(value) : [value];
+      for (const child of children) {
+        const [depth, ended] = walk(child, inside);
+        deepest = Math.max(deepest, depth);
+        cut ||= ended;
+      }
+    }
+    return [(isNode(node.properties) ? 1 : 0) + deepest, cut];
+  };
+  return walk(root, new Set(["#"]))[0];
 }
 
 /** Lists every way `schema` breaks OpenAI's strict-mode rules; empty when it meets them all. */
@@ -169,6 +235,8 @@ export function strictModeViolations(schema: unknown): string[] {
   };
 
   visit(schema, "$", 0, true);
+  const expanded = nestingThroughReferences(schema);
+  if (expanded > 10) problems.push(`R9: nested ${expanded} objects deep once references are followed`);
   for (const container of ["$defs", "definitions"]) {
     const defs = schema[container];
     if (isNode(defs)) for (const name of Object.keys(defs)) visit(defs[name], `$.${container}.${name}`, 0, false);

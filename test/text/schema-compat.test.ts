@@ -7,7 +7,8 @@ import { z } from "zod";
 import type { JsonSchema, ToolDefinition } from "../../src/shapes/config.js";
 import { isGrammarError, omitOptionalNulls, relaxSchema, relaxTools, sanitizeSchema, sanitizeTools } from "../../src/text/schema-compat.js";
 import { grammarRefusals } from "../support/grammar-refusals.js";
-import { strictModeViolations } from "../support/strict-mode.js";
+import { measureStrictSchema } from "../../src/text/schema-strict.js";
+import { nestingThroughReferences, strictModeViolations } from "../support/strict-mode.js";
 
 interface FixtureTool {
   name: string;
@@ -107,11 +108,18 @@ describe("schema-compat fixtures", () => {
   });
 
   describe.each(fixtures)("$label", ({ tool }) => {
-    it("sanitizes to a schema that meets every strict-mode rule", () => {
-      expect(strictModeViolations(sanitizeSchema(tool.inputSchema))).toEqual([]);
-      const [declared] = sanitizeTools([asTool(tool)]);
-      expect(declared?.function.strict).toBe(true);
-      expect(strictModeViolations(declared?.function.parameters)).toEqual([]);
+    it("sanitizes to what strict mode takes: strict and meeting every rule, or strict off with a notice", () => {
+      const notices: string[] = [];
+      const [declared] = sanitizeTools([asTool(tool)], { onNotice: (text) => notices.push(text) });
+      if (declared?.function.strict === true) {
+        expect(strictModeViolations(declared.function.parameters)).toEqual([]);
+        expect(strictModeViolations(sanitizeSchema(tool.inputSchema))).toEqual([]);
+        expect(notices).toEqual([]);
+      } else {
+        expect(declared?.function.strict).toBe(false);
+        expect(notices).toHaveLength(1);
+        expect(notices[0]).toContain(tool.name);
+      }
     });
 
     it("relaxes to a schema with nothing llama.cpp or xgrammar refuses", () => {
@@ -131,6 +139,60 @@ describe("schema-compat fixtures", () => {
       expect(bytes(relaxSchema(tool.inputSchema))).toBe(bytes(relaxSchema(JSON.parse(before) as JsonSchema)));
       expect(bytes(tool.inputSchema)).toBe(before);
     });
+  });
+});
+
+/** How many schema steps (properties, items, branches) the deepest path goes below the root. */
+function schemaSteps(schema: unknown): number {
+  if (typeof schema !== "object" || schema === null) return 0;
+  let deepest = 0;
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (!["properties", "items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"].includes(key)) continue;
+    const children = key === "properties" ? Object.values(value as object) : Array.isArray(value) ? value : [value];
+    for (const child of children) deepest = Math.max(deepest, 1 + schemaSteps(child));
+  }
+  return deepest;
+}
+
+describe("the deepest real MCP tools", () => {
+  // MongoDB's explain and export, and Postman's collection tools, nest 11 to 13 schema steps below
+  // the root, arrays and unions counted as steps. OpenAI's limit is on object nesting (the root
+  // object is level 1), where they reach 6 and 8, so they keep strict mode and meet every rule.
+  const deepest: Array<[server: string, name: string, steps: number, levels: number]> = [
+    ["mongodb-mcp-server", "explain", 11, 6],
+    ["mongodb-mcp-server", "export", 11, 6],
+    ["postman-mcp-server", "createCollection", 13, 8],
+    ["postman-mcp-server", "putCollection", 13, 8],
+    ["postman-mcp-server", "updateCollectionRequest", 8, 4],
+  ];
+
+  it.each(deepest)("%s › %s keeps strict mode and meets every rule", (server, name, steps, levels) => {
+    const fixture = fixtures.find((entry) => entry.server === server && entry.tool.name === name);
+    expect(fixture).toBeDefined();
+    expect(schemaSteps(fixture!.tool.inputSchema)).toBe(steps);
+    const notices: string[] = [];
+    const [declared] = sanitizeTools([asTool(fixture!.tool)], { onNotice: (text) => notices.push(text) });
+    expect(measureStrictSchema(declared!.function.parameters as never).depth).toBe(levels);
+    expect(nestingThroughReferences(declared!.function.parameters as Record<string, unknown>)).toBe(levels);
+    expect(declared?.function.strict).toBe(true);
+    expect(strictModeViolations(declared?.function.parameters)).toEqual([]);
+    expect(notices).toEqual([]);
+  });
+
+  it("go with strict off, said once each, once wrapped five objects deeper than the server wrote them", () => {
+    const wrap = (schema: JsonSchema, levels: number): JsonSchema =>
+      levels === 0 ? schema : { type: "object", properties: { inner: wrap(schema, levels - 1) }, required: ["inner"] };
+    const tools = deepest.map(([server, name]) => fixtures.find((entry) => entry.server === server && entry.tool.name === name)!.tool);
+    const notices: string[] = [];
+    const declared = sanitizeTools(
+      tools.map((tool) => asTool({ ...tool, inputSchema: wrap(tool.inputSchema, 5) })),
+      { onNotice: (text) => notices.push(text) },
+    );
+    // 6 + 5 and 8 + 5 levels are past the limit; updateCollectionRequest's 4 + 5 is not.
+    expect(declared.map((tool) => tool.function.strict)).toEqual([false, false, false, false, true]);
+    expect(notices.map((text) => text.match(/schema of (\S+)/)?.[1])).toEqual(["explain", "export", "createCollection", "putCollection"]);
+    expect(notices[0]).toContain("11 levels of nesting");
+    expect(notices[2]).toContain("13 levels of nesting");
   });
 });
 

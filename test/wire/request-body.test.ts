@@ -134,3 +134,40 @@ describe("buildBody", () => {
     expect(given).toHaveLength(1);
   });
 });
+
+describe("buildBody's strict-off notice", () => {
+  const deep = (levels: number): ToolDefinition["function"]["parameters"] =>
+    levels === 0 ? { type: "string" } : { type: "object", properties: { stage: deep(levels - 1) } };
+  const overDeep: ToolDefinition = { type: "function", function: { name: "explain", parameters: deep(12) } };
+
+  it("says, with the tool's name, that a tool past strict mode's limits goes with strict off", () => {
+    const heard: Array<[string, string]> = [];
+    const body = buildBody({ model: "m" }, freshEndpointCapabilities(), undefined, messages, [overDeep, tool("find")], undefined, {
+      onNotice: (text, name) => heard.push([text, name]),
+    });
+    expect(body.tools?.map((entry) => [entry.function.name, entry.function.strict])).toEqual([
+      ["explain", false],
+      ["find", true],
+    ]);
+    expect(heard.map(([, name]) => name)).toEqual(["explain"]);
+    expect(heard[0]![0]).toContain("12 levels of nesting");
+  });
+
+  it("says nothing where the schemas go relaxed, since no tool is strict there", () => {
+    const heard: string[] = [];
+    const onNotice = (text: string): number => heard.push(text);
+    buildBody({ model: "m" }, { ...freshEndpointCapabilities(), strictSchemas: false }, undefined, messages, [overDeep], undefined, { onNotice });
+    buildBody({ model: "m" }, { ...freshEndpointCapabilities(), grammarConstrained: true }, undefined, messages, [overDeep], undefined, { onNotice });
+    expect(heard).toEqual([]);
+  });
+
+  it("builds the same body with or without the option, and survives a callback that throws", () => {
+    const plain = buildBody({ model: "m" }, freshEndpointCapabilities(), undefined, messages, [overDeep]);
+    const told = buildBody({ model: "m" }, freshEndpointCapabilities(), undefined, messages, [overDeep], true, {
+      onNotice: () => {
+        throw new Error("host broke");
+      },
+    });
+    expect(JSON.stringify(told)).toBe(JSON.stringify(plain));
+  });
+});

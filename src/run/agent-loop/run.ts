@@ -57,6 +57,8 @@ export interface LoopRun {
   lastTurn: Turn | undefined;
   /** Whether the run has said that it cannot fold without a compaction task. */
   compactionWarned: boolean;
+  /** The tools the run has said go with strict off, so each is said once however many requests follow. */
+  readonly strictOffSaid: Set<string>;
   /** Records an event for the run's metrics (streamed text aside) and hands it to the host's onEvent. */
   onEvent(event: RunEventInput): void;
   /** Says a sentence as a notice event and to the host's onNotice. */
@@ -128,6 +130,7 @@ export function openRun(state: RuntimeState, given: AgentLoopOptions, saved?: Ru
     preface: saved?.hooks.preface ?? "",
     lastTurn: saved?.turn,
     compactionWarned: saved?.compactionWarned ?? false,
+    strictOffSaid: new Set(),
     onEvent(event) {
       if (event.kind !== "output" && event.kind !== "thinking") run.events.push({ ...event, seq: run.events.length + 1, at: settings.now() });
       quietly(options.onEvent, event);

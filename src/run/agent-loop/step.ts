@@ -95,6 +95,13 @@ function turnOptions(run: LoopRun, stream: ReturnType<typeof streamOptions>): Ru
   };
 }
 
+/** Says once per run that a tool goes with strict off, though every request and attempt finds it again. */
+function sayStrictOff(run: LoopRun, text: string, tool: string): void {
+  if (run.strictOffSaid.has(tool)) return;
+  run.strictOffSaid.add(tool);
+  run.onNotice(text);
+}
+
 async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, transcript: readonly Message[], step: number): Promise<StepReply> {
   const { client, supports } = endpoint;
   const { config, settings } = run;
@@ -104,7 +111,7 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
-    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder);
+    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, { onNotice: (text, tool) => sayStrictOff(run, text, tool) });
     last = body;
     if (!first) {
       first = body;
