@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Message, ToolDefinition } from "../../src/shapes/config.js";
 import { runAgentLoopIn, type AgentLoopOptions } from "../../src/run/agent-loop.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
@@ -213,11 +213,14 @@ describe("a loop step that declares tools", () => {
     await withServer({ profile: "llama.cpp", routes: { "GET /v1/models": { kind: "stall", beforeHeaders: true } } }, async (server, state) => {
       const controller = new AbortController();
       const pending = learnServerIn(state, { baseUrl: server.baseUrl }, { signal: controller.signal });
-      setTimeout(() => controller.abort(new Error("stopped")), 20);
+      // Stopped once the server holds the request, however long it took to get there.
+      await vi.waitFor(() => expect(routes(server)).toHaveLength(1));
+      controller.abort(new Error("stopped"));
       await expect(pending).resolves.toBeUndefined();
       const again = new AbortController();
       const second = learnServerIn(state, { baseUrl: server.baseUrl }, { signal: again.signal });
-      setTimeout(() => again.abort(new Error("stopped")), 20);
+      await vi.waitFor(() => expect(routes(server)).toHaveLength(2));
+      again.abort(new Error("stopped"));
       await second;
       expect(routes(server)).toEqual(["GET /v1/models", "GET /v1/models"]);
       expect(capabilitiesForIn(state, server.baseUrl).grammarConstrained).toBe(false);
