@@ -5,6 +5,7 @@
  */
 import type { ProfileName, RefusalKind } from "./profile-types.js";
 import { deepFreeze, llamaError, ollamaError, openaiError, openrouterError } from "./wordings.js";
+import { DEEPSEEK_PASS_BACK, deepseekError } from "./wordings-reasoning.js";
 
 /**
  * What a sample is that no loopback refusal imitates: a rate limit on requests, an overloaded
@@ -626,5 +627,38 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
       null,
     ),
     source: "https://github.com/openai/openai-openapi/pull/287",
+  },
+  {
+    kind: "reasoningMissing",
+    expected: "none",
+    family: "deepseek",
+    server: "DeepSeek V4 in thinking mode (a tool-call turn sent back without its reasoning)",
+    status: 400,
+    body: deepseekError(DEEPSEEK_PASS_BACK),
+    source: "https://github.com/JohnnyZ93/oai-compatible-copilot/issues/215",
+  },
+  {
+    kind: "reasoningMissing",
+    expected: "none",
+    family: "deepseek",
+    server: "DeepSeek deepseek-reasoner (the message named by its index)",
+    status: 400,
+    body: deepseekError(
+      "Missing `reasoning_content` field in the assistant message at message index 2. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+    ),
+    source: "https://github.com/abhigyanpatwari/GitNexus/issues/43",
+  },
+  {
+    kind: "reasoningField",
+    expected: "none",
+    server: "Groq (gpt-oss-120b, reasoning_content on an input message)",
+    status: 400,
+    body: {
+      error: {
+        message: "'messages.1' : for 'role:assistant' the following must be satisfied[('messages.1' : property 'reasoning_content' is unsupported)]",
+        type: "invalid_request_error",
+      },
+    },
+    source: "https://github.com/janhq/jan/issues/8136",
   },
 ]);

@@ -9,7 +9,7 @@ import { buildBody } from "../../src/wire/request-body.js";
 import { CAPABILITIES_SNAPSHOT_VERSION, exportCapabilitiesIn, importCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { createState } from "../../src/state/state.js";
 import { configureKeySaltIn } from "../../src/wire/key-fingerprint.js";
-import { messageOf, PROFILES, refusalWording } from "../support/endpoint.js";
+import { messageOf, PROFILES, refusalWording, WORDING_SAMPLES } from "../support/endpoint.js";
 import "../support/fast-check-seed.js";
 
 /** The words a loopback family refuses with, as a client reads them. */
@@ -43,6 +43,19 @@ describe("readReplayRefusal", () => {
     expect(readReplayRefusal(words("openai", "reasoningField", { field: "reasoning", value: 3 }))).toEqual({ kind: "field", field: "reasoning" });
     expect(readReplayRefusal(words("llama.cpp", "reasoningBoth"))).toEqual({ kind: "both" });
     expect(readReplayRefusal("messages.1.reasoning_content: Extra inputs are not permitted")).toEqual({ kind: "field", field: "reasoning_content" });
+  });
+
+  it("reads every replay refusal among the real-world samples, and no other sample", () => {
+    const replay = WORDING_SAMPLES.filter((sample) => sample.kind === "reasoningMissing" || sample.kind === "reasoningField");
+    expect(replay.length).toBeGreaterThanOrEqual(3);
+    for (const sample of replay) {
+      expect(readReplayRefusal(messageOf(sample.body)), sample.source).toEqual(
+        sample.kind === "reasoningMissing" ? { kind: "pass-back" } : { kind: "field", field: "reasoning_content" },
+      );
+    }
+    for (const sample of WORDING_SAMPLES.filter((sample) => !replay.includes(sample))) {
+      expect(readReplayRefusal(messageOf(sample.body)), sample.source).toBeUndefined();
+    }
   });
 
   it("says nothing of words about other things", () => {
