@@ -13,6 +13,7 @@
  * tool-call message carrying both text and reasoning.
  */
 
+import type { Answer } from "./refusal-answer.js";
 import type { Message } from "../shapes/config.js";
 import { isPlainRecord } from "../text/guards.js";
 
@@ -154,17 +155,8 @@ function bodyCarries(sent: Record<string, unknown> | undefined, field: string): 
   return messages.some((message) => isPlainRecord(message) && message.role === "assistant" && field in message);
 }
 
-/** One latch a replay refusal is answered with, in the shape negotiate's answers take. */
-export interface ReplayAnswer {
-  what: string;
-  latch: string;
-  already: boolean;
-  apply: () => void;
-  notice: string;
-}
-
 /** What a replay refusal comes to: an answer, a clear stop, or nothing to do with replay. */
-export type ReplayDecision = { kind: "answer"; answer: ReplayAnswer } | { kind: "stuck"; message: string; refused: string } | undefined;
+export type ReplayDecision = { kind: "answer"; answer: Answer } | { kind: "stuck"; message: string; refused: string } | undefined;
 
 /**
  * Decides the latch that answers a refusal of replayed reasoning, or undefined where the words

@@ -10,6 +10,7 @@
  * tools is still sent beside them. {@link applyCombinations} is what a body builder calls last.
  */
 
+import type { Answer, Decision } from "./refusal-answer.js";
 import { isPlainRecord } from "../text/guards.js";
 
 /** The latches a model record holds for fields refused only in one company. */
@@ -25,24 +26,8 @@ export interface CombinationLatches {
   effortWithTools: string;
 }
 
-/** One latch a combination refusal is answered with, in the shape of decideRefusal's answers. */
-export interface CombinationAnswer {
-  /** A name for what is answered, for notices and errors. */
-  what: string;
-  /** The latch this answer flips, for the once-per-negotiation rule. */
-  latch: string;
-  /** True where the latch already reads as refused. */
-  already: boolean;
-  /** The top-level field the request must have carried, where checkable. */
-  field?: string;
-  /** Flips the latch. */
-  apply: () => void;
-  /** The sentence the caller is told once the latch is flipped. */
-  notice: string;
-}
-
 /** What to do about a combination refusal: pass it on, or flip a latch and re-send. */
-export type CombinationDecision = { kind: "pass" } | { kind: "answer"; answers: CombinationAnswer[] };
+export type CombinationDecision = Exclude<Decision, { kind: "stuck" }>;
 
 /** A refusal read as one of a field beside (or without) another. */
 export interface CombinationReading {
@@ -161,7 +146,7 @@ function effortBesideTools(
   model: Partial<CombinationLatches>,
   name: string,
   sent: Record<string, unknown> | undefined,
-): CombinationAnswer | undefined {
+): Answer | undefined {
   const sentEffort = typeof sent?.reasoning_effort === "string" ? sent.reasoning_effort.toLowerCase() : undefined;
   const offered = combination.offered;
   if (offered !== undefined) {
@@ -189,12 +174,7 @@ function effortBesideTools(
   };
 }
 
-function withoutTools(
-  combination: CombinationReading,
-  model: Partial<CombinationLatches>,
-  name: string,
-  droppable: readonly string[],
-): CombinationAnswer | undefined {
+function withoutTools(combination: CombinationReading, model: Partial<CombinationLatches>, name: string, droppable: readonly string[]): Answer | undefined {
   const field = combination.field;
   if (!droppable.includes(field)) return undefined;
   return {

@@ -14,6 +14,7 @@ import { isModelLoading, isOverflow } from "../text/retry.js";
 import { isGrammarError } from "../text/schema-compat.js";
 import { describeError, type ErrorDescription } from "../text/error-body.js";
 import { decideCombination } from "./refusal-combination.js";
+import type { Answer, Decision } from "./refusal-answer.js";
 import { decideReplayRefusal, type ReplayLatches } from "./reasoning-replay.js";
 
 /** A refusal read off a failed request. */
@@ -185,24 +186,7 @@ export interface ModelLatches extends ReplayLatches {
   droppedFields: string[];
 }
 
-/** One latch a refusal is answered with. */
-export interface Answer {
-  /** A name for what is answered, for notices and errors. */
-  what: string;
-  /** The latch this answer flips, for the once-per-negotiation rule. */
-  latch: string;
-  /** True where the latch already reads as refused (so the callback ignored it). */
-  already: boolean;
-  /** The top-level field the request must have carried, where checkable. */
-  field?: string;
-  /** Flips the latch. */
-  apply: () => void;
-  /** The sentence the caller is told once the latch is flipped. */
-  notice: string;
-}
-
-/** What to do about a failure: pass it on, flip latches and re-send, or give up clearly. */
-export type Decision = { kind: "pass" } | { kind: "answer"; answers: Answer[] } | { kind: "stuck"; message: string; refused: string };
+export type { Answer, Decision } from "./refusal-answer.js";
 
 const PASS: Decision = { kind: "pass" };
 

@@ -152,19 +152,22 @@ function importModel(record: ModelCapabilities, stored: Record<string, unknown>,
     // A latch only ever moves away from a fresh record's value; a stored default changes nothing.
     else if (value !== freshModelCapabilities()[flag]) record[flag] = value;
   }
-  for (const list of ["refusedEfforts", "droppedFields"] as const) {
-    const value = stored[list];
-    if (value === undefined) continue;
-    if (!Array.isArray(value)) {
-      ignored.push(`${where}.${list}: not an array`);
-      continue;
-    }
-    value.slice(0, 200).forEach((item, index) => {
-      const valid = typeof item === "string" && (list === "refusedEfforts" ? EFFORT_LADDER.includes(item) : FIELD_NAME.test(item));
-      if (!valid) ignored.push(`${where}.${list}[${index}]: not understood`);
-      else if (!record[list].includes(item)) record[list].push(item);
-    });
-  }
+  importList(
+    stored,
+    "refusedEfforts",
+    where,
+    ignored,
+    (item) => EFFORT_LADDER.includes(item),
+    () => record.refusedEfforts,
+  );
+  importList(
+    stored,
+    "droppedFields",
+    where,
+    ignored,
+    (item) => FIELD_NAME.test(item),
+    () => record.droppedFields,
+  );
   importCombinations(record, stored, where, ignored);
   importReplay(record, stored, where, ignored);
   for (const key of Object.keys(stored)) {
@@ -173,20 +176,38 @@ function importModel(record: ModelCapabilities, stored: Record<string, unknown>,
   }
 }
 
+/**
+ * Adds a stored list's understood entries (the first 200) to a record's list once each, the list
+ * made only where an entry is added; anything else is said in `ignored`, where and why.
+ */
+function importList(
+  stored: Record<string, unknown>,
+  list: string,
+  where: string,
+  ignored: string[],
+  understood: (item: string) => boolean,
+  target: () => string[],
+): void {
+  const value = stored[list];
+  if (value === undefined) return;
+  if (!Array.isArray(value)) return void ignored.push(`${where}.${list}: not an array`);
+  value.slice(0, 200).forEach((item, index) => {
+    if (typeof item !== "string" || !understood(item)) ignored.push(`${where}.${list}[${index}]: not understood`);
+    else if (!target().includes(item)) target().push(item);
+  });
+}
+
 /** Adds a stored model's combination latches to its record: field lists, and an effort on the ladder. */
 function importCombinations(record: ModelCapabilities, stored: Record<string, unknown>, where: string, ignored: string[]): void {
   for (const list of COMBINATION_LISTS) {
-    const value = stored[list];
-    if (value === undefined) continue;
-    if (!Array.isArray(value)) {
-      ignored.push(`${where}.${list}: not an array`);
-      continue;
-    }
-    value.slice(0, 200).forEach((item, index) => {
-      if (typeof item !== "string" || !FIELD_NAME.test(item) || OWNED_FIELDS.has(item)) return void ignored.push(`${where}.${list}[${index}]: not understood`);
-      const target = (record[list] ??= []);
-      if (!target.includes(item)) target.push(item);
-    });
+    importList(
+      stored,
+      list,
+      where,
+      ignored,
+      (item) => FIELD_NAME.test(item) && !OWNED_FIELDS.has(item),
+      () => (record[list] ??= []),
+    );
   }
   const effort = stored.effortWithTools;
   if (effort === undefined || effort === "") return;
