@@ -179,13 +179,15 @@ function isAscii(text: string): boolean {
 const NOT_A_WORD = /[^\p{L}\p{N}]+/u;
 
 /** ASCII classes of a code unit: a capital, a small letter, a letter or digit. */
+const ASCII_CAPITAL = /[A-Z]/;
 const isAsciiUpper = (code: number): boolean => code >= 0x41 && code <= 0x5a;
 const isAsciiLower = (code: number): boolean => code >= 0x61 && code <= 0x7a;
 const isAsciiWordUnit = (code: number): boolean => isAsciiLower(code) || isAsciiUpper(code) || (code >= 0x30 && code <= 0x39);
 
 /** {@link forEachWord} on ASCII text: code unit by code unit, each unit read a fixed number of times. */
 function forEachAsciiWord(text: string, visit: (word: string) => void): void {
-  const lower = text.toLowerCase();
+  // Text with no capital is its own lower case; copying it anyway costs more than the scan.
+  const lower = ASCII_CAPITAL.test(text) ? text.toLowerCase() : text;
   const length = text.length;
   let start = -1;
   for (let i = 0; i < length; i++) {
