@@ -138,7 +138,7 @@ const IS_LOWER = /^\p{Ll}$/u;
 const IS_NUMBER = /^\p{N}$/u;
 const IS_LETTER = /^\p{L}$/u;
 
-/** The classes of the code points met outside ASCII, each looked up once per process. */
+/** The classes of the code points met outside ASCII, each looked up once while it stays cached. */
 const classCache = new Map<number, number>();
 
 function classOf(code: number): number {
@@ -167,11 +167,7 @@ const MAX_CACHED_CLASSES = 4096;
 
 const ASCII = /^[\x00-\x7f]*$/;
 
-/**
- * Whether a string is all ASCII: then a word is a run of ASCII letters and digits, and
- * lower-casing keeps every position. Asked of a regular expression, which also leaves a string
- * built by concatenation flat, so reading it code unit by code unit afterwards is cheap.
- */
+/** Whether a string is all ASCII: then a word is a run of ASCII letters and digits, and lower-casing keeps every position. */
 function isAscii(text: string): boolean {
   return ASCII.test(text);
 }
