@@ -138,16 +138,17 @@ const IS_LOWER = /^\p{Ll}$/u;
 const IS_NUMBER = /^\p{N}$/u;
 const IS_LETTER = /^\p{L}$/u;
 
-/** The classes of the code points met outside ASCII, each looked up once while it stays cached. */
-const classCache = new Map<number, number>();
-
-function classOf(code: number): number {
+/**
+ * The classes of a code point. `cache` holds those met outside ASCII, so each is looked up once
+ * per text; it lives only as long as the one call that reads the text.
+ */
+function classOf(code: number, cache: Map<number, number>): number {
   if (code < 0x80) {
     if (code >= 0x61 && code <= 0x7a) return LOWER | LETTER;
     if (code >= 0x41 && code <= 0x5a) return UPPER | LETTER;
     return code >= 0x30 && code <= 0x39 ? NUMBER : 0;
   }
-  let bits = classCache.get(code);
+  let bits = cache.get(code);
   if (bits === undefined) {
     const character = String.fromCodePoint(code);
     bits =
@@ -155,15 +156,10 @@ function classOf(code: number): number {
       (IS_LOWER.test(character) ? LOWER : 0) |
       (IS_NUMBER.test(character) ? NUMBER : 0) |
       (IS_LETTER.test(character) ? LETTER : 0);
-    // A text of a hundred thousand distinct characters must not grow the cache without end.
-    if (classCache.size >= MAX_CACHED_CLASSES) classCache.clear();
-    classCache.set(code, bits);
+    cache.set(code, bits);
   }
   return bits;
 }
-
-/** How many code points outside ASCII keep their classes cached. */
-const MAX_CACHED_CLASSES = 4096;
 
 const ASCII = /^[\x00-\x7f]*$/;
 
@@ -225,14 +221,15 @@ function forEachWord(text: string, visit: (word: string) => void): void {
   }
   // Mark each boundary with a space, as the words are cut, then lower-case and split the whole.
   const pieces: string[] = [];
+  const classes = new Map<number, number>();
   let cut = 0;
   let before = 0;
   for (let i = 0; i < text.length;) {
     const code = text.codePointAt(i)!;
     const width = code > 0xffff ? 2 : 1;
-    const bits = classOf(code);
+    const bits = classOf(code, classes);
     if (bits & UPPER && i > 0) {
-      const next = i + width < text.length ? classOf(text.codePointAt(i + width)!) : 0;
+      const next = i + width < text.length ? classOf(text.codePointAt(i + width)!, classes) : 0;
       if (before & (LOWER | NUMBER) || (before & UPPER && next & LOWER)) {
         pieces.push(text.slice(cut, i));
         cut = i;
