@@ -361,7 +361,7 @@ export function exportSpec(spec: AgentSpec): AgentSpec {
   const source = isPlainObject(spec) ? spec : {};
   let document: Record<string, unknown> | undefined;
   try {
-    document = readDocument(source, { bundle: true, features: [...features] }).document;
+    document = readDocument(source, { bundle: true, features: [...features], warnings: false }).document;
   } catch {
     document = undefined;
   }

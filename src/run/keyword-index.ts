@@ -127,14 +127,128 @@ const FUNCTION_WORDS: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
+// Classes of a code point, as bits: what the word splitter and the pair reader ask of a character.
+const UPPER = 1; // \p{Lu}
+const LOWER = 2; // \p{Ll}
+const NUMBER = 4; // \p{N}
+const LETTER = 8; // \p{L}
+
+const IS_UPPER = /^\p{Lu}$/u;
+const IS_LOWER = /^\p{Ll}$/u;
+const IS_NUMBER = /^\p{N}$/u;
+const IS_LETTER = /^\p{L}$/u;
+
+/**
+ * The classes of a code point. `cache` holds those met outside ASCII, so each is looked up once
+ * per text; it lives only as long as the one call that reads the text.
+ */
+function classOf(code: number, cache: Map<number, number>): number {
+  if (code < 0x80) {
+    if (code >= 0x61 && code <= 0x7a) return LOWER | LETTER;
+    if (code >= 0x41 && code <= 0x5a) return UPPER | LETTER;
+    return code >= 0x30 && code <= 0x39 ? NUMBER : 0;
+  }
+  let bits = cache.get(code);
+  if (bits === undefined) {
+    const character = String.fromCodePoint(code);
+    bits =
+      (IS_UPPER.test(character) ? UPPER : 0) |
+      (IS_LOWER.test(character) ? LOWER : 0) |
+      (IS_NUMBER.test(character) ? NUMBER : 0) |
+      (IS_LETTER.test(character) ? LETTER : 0);
+    cache.set(code, bits);
+  }
+  return bits;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Whether a string is all ASCII: then a word is a run of ASCII letters and digits, and lower-casing keeps every position. */
+function isAscii(text: string): boolean {
+  return ASCII.test(text);
+}
+
+const NOT_A_WORD = /[^\p{L}\p{N}]+/u;
+
+/** ASCII classes of a code unit: a capital, a small letter, a letter or digit. */
+const ASCII_CAPITAL = /[A-Z]/;
+const isAsciiUpper = (code: number): boolean => code >= 0x41 && code <= 0x5a;
+const isAsciiLower = (code: number): boolean => code >= 0x61 && code <= 0x7a;
+const isAsciiWordUnit = (code: number): boolean => isAsciiLower(code) || isAsciiUpper(code) || (code >= 0x30 && code <= 0x39);
+
+/** {@link forEachWord} on ASCII text: code unit by code unit, each unit read a fixed number of times. */
+function forEachAsciiWord(text: string, visit: (word: string) => void): void {
+  // Text with no capital is its own lower case; copying it anyway costs more than the scan.
+  const lower = ASCII_CAPITAL.test(text) ? text.toLowerCase() : text;
+  const length = text.length;
+  let start = -1;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (!isAsciiWordUnit(code)) {
+      if (start >= 0) visit(lower.slice(start, i));
+      start = -1;
+      continue;
+    }
+    if (start < 0) {
+      start = i;
+      continue;
+    }
+    if (!isAsciiUpper(code)) continue;
+    const before = text.charCodeAt(i - 1);
+    if (isAsciiUpper(before) ? i + 1 < length && isAsciiLower(text.charCodeAt(i + 1)) : true) {
+      // A capital after a small letter or a digit, or the last capital of a run a small letter follows.
+      visit(lower.slice(start, i));
+      start = i;
+    }
+  }
+  if (start >= 0) visit(lower.slice(start));
+}
+
+/**
+ * Calls `visit` with each lower-case word of a text, in order: the words {@link splitWords} lists.
+ *
+ * One pass over the text. A camelCase boundary falls before a capital that follows a small letter
+ * or a digit, and before a capital that follows a capital and precedes a small letter
+ * (`HTTPServer`); words are what lies between those boundaries and anything that is not a letter
+ * or a digit. ASCII text is split by code unit; other text has the boundaries marked in the same
+ * pass and is then lower-cased whole and split, since lower-casing outside ASCII can change a
+ * string's length.
+ */
+function forEachWord(text: string, visit: (word: string) => void): void {
+  if (isAscii(text)) {
+    forEachAsciiWord(text, visit);
+    return;
+  }
+  // Mark each boundary with a space, as the words are cut, then lower-case and split the whole.
+  const pieces: string[] = [];
+  const classes = new Map<number, number>();
+  let cut = 0;
+  let before = 0;
+  for (let i = 0; i < text.length;) {
+    const code = text.codePointAt(i)!;
+    const width = code > 0xffff ? 2 : 1;
+    const bits = classOf(code, classes);
+    if (bits & UPPER && i > 0) {
+      const next = i + width < text.length ? classOf(text.codePointAt(i + width)!, classes) : 0;
+      if (before & (LOWER | NUMBER) || (before & UPPER && next & LOWER)) {
+        pieces.push(text.slice(cut, i));
+        cut = i;
+      }
+    }
+    before = bits;
+    i += width;
+  }
+  pieces.push(text.slice(cut));
+  const spaced = pieces.length === 1 ? text : pieces.join(" ");
+  for (const word of spaced.toLowerCase().split(NOT_A_WORD)) if (word.length > 0) visit(word);
+}
+
 /** Splits text into lower-case words on camelCase, snake_case, kebab-case and non-alphanumerics. */
 export function splitWords(text: string): string[] {
   if (typeof text !== "string" || text.length === 0) return [];
-  const spaced = text
-    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2")
-    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
-    .toLowerCase();
-  return spaced.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 0);
+  const words: string[] = [];
+  forEachWord(text, (word) => words.push(word));
+  return words;
 }
 
 /** Tells whether a lower-case word is an English function word. */
@@ -142,24 +256,59 @@ export function isFunctionWord(word: string): boolean {
   return FUNCTION_WORDS.has(word);
 }
 
+const CONSONANT_OR_Y = /^[b-df-hj-np-tv-z]$/;
+
 /** Reduces a lower-case word by a few English suffixes, so "files", "filing" and "filed" meet "file". */
 export function stemWord(word: string): string {
   if (word.length <= 3 || !/^[a-z]+$/.test(word)) return word;
+  // Only the end of the word is read past the check above: a suffix test never rescans the word.
   if (word.endsWith("ies") && word.length > 4) return word.slice(0, -3) + "y";
   if (word.endsWith("sses")) return word.slice(0, -2);
-  if (/(?:ch|sh|x|z)es$/.test(word)) return word.slice(0, -2);
-  if (word.endsWith("s") && !/(?:ss|us|is|ous)$/.test(word)) return word.slice(0, -1);
+  if (word.endsWith("ches") || word.endsWith("shes") || word.endsWith("xes") || word.endsWith("zes")) return word.slice(0, -2);
+  if (word.endsWith("s") && !(word.endsWith("ss") || word.endsWith("us") || word.endsWith("is"))) return word.slice(0, -1);
   if (word.endsWith("ing") && word.length > 5) return undouble(word.slice(0, -3));
   if (word.endsWith("ed") && word.length > 4) return undouble(word.slice(0, -2));
   return word;
 }
 
+/** Drops the last letter of a stem that ends in a doubled consonant (`stopp` → `stop`), but not ll, ss or zz. */
 function undouble(stem: string): string {
-  return /([b-df-hj-np-tv-z])\1$/.test(stem) && !/(?:ll|ss|zz)$/.test(stem) ? stem.slice(0, -1) : stem;
+  const last = stem.charAt(stem.length - 1);
+  if (stem.length < 2 || stem.charAt(stem.length - 2) !== last || !CONSONANT_OR_Y.test(last)) return stem;
+  return last === "l" || last === "s" || last === "z" ? stem : stem.slice(0, -1);
 }
 
 /** Scripts written without spaces between words, read as overlapping pairs of characters. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
+
+/**
+ * Calls `visit` with each term of a text, in order: the terms {@link termsOf} lists. One pass;
+ * a run of Chinese or Japanese characters gives its pairs one at a time, never as a list.
+ */
+export function forEachTerm(text: string, stem: boolean, visit: (term: string) => void): void {
+  if (typeof text !== "string" || text.length === 0) return;
+  forEachWord(text, (word) => {
+    if (FUNCTION_WORDS.has(word)) return;
+    if (!UNSPACED.test(word)) {
+      visit(stem ? stemWord(word) : word);
+      return;
+    }
+    // Overlapping pairs of code points; a word of one code point stays one term.
+    const firstWidth = word.codePointAt(0)! > 0xffff ? 2 : 1;
+    if (firstWidth === word.length) {
+      visit(word);
+      return;
+    }
+    let from = 0;
+    let middle = firstWidth;
+    while (middle < word.length) {
+      const end = middle + (word.codePointAt(middle)! > 0xffff ? 2 : 1);
+      visit(word.slice(from, end));
+      from = middle;
+      middle = end;
+    }
+  });
+}
 
 /**
  * The terms of a piece of text: its words less function words, each stemmed when asked. A run of
@@ -168,17 +317,24 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
  */
 export function termsOf(text: string, stem = DEFAULT_INDEX_SETTINGS.stem): string[] {
   const terms: string[] = [];
-  for (const word of splitWords(text)) {
-    if (FUNCTION_WORDS.has(word)) continue;
-    if (UNSPACED.test(word)) {
-      const characters = [...word];
-      if (characters.length === 1) terms.push(word);
-      for (let i = 1; i < characters.length; i++) terms.push(characters[i - 1]! + characters[i]!);
-      continue;
-    }
-    terms.push(stem ? stemWord(word) : word);
-  }
+  forEachTerm(text, stem, (term) => terms.push(term));
   return terms;
+}
+
+/** A field's terms as counts: each distinct term, in the order first met, with how often it occurs; and how many terms there are in all. */
+interface TermCounts {
+  readonly counts: Map<string, number>;
+  readonly length: number;
+}
+
+function countTerms(text: string, stem: boolean): TermCounts {
+  const counts = new Map<string, number>();
+  let length = 0;
+  forEachTerm(text, stem, (term) => {
+    counts.set(term, (counts.get(term) ?? 0) + 1);
+    length++;
+  });
+  return { counts, length };
 }
 
 function pairsOf(terms: readonly string[]): string[] {
@@ -191,7 +347,9 @@ function pairsOf(terms: readonly string[]): string[] {
 export function indexTools(catalog: readonly CatalogServer[], settings: IndexSettings = DEFAULT_INDEX_SETTINGS): KeywordIndex {
   const tools: IndexedTool[] = [];
   // Per tool, its name terms (pairs included), its server's label terms and its description terms.
-  const fields: { name: string[]; label: string[]; description: string[]; nameLength: number }[] = [];
+  // A description's terms are counted as they are read, never listed: a description may be a
+  // pasted document of forty thousand words.
+  const fields: { name: string[]; label: string[]; description: TermCounts; nameLength: number }[] = [];
   const list = Array.isArray(catalog) ? catalog : [];
   const groupOf: number[] = [];
   const groups: number[][] = [];
@@ -212,7 +370,7 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
       fields.push({
         name: nameTerms,
         label: labelTerms,
-        description: termsOf(typeof tool.description === "string" ? tool.description : "", settings.stem),
+        description: countTerms(typeof tool.description === "string" ? tool.description : "", settings.stem),
         nameLength,
       });
     }
@@ -248,7 +406,12 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
     const labelShare = share(weights.label, b.label, field.label.length, labelAverage);
     for (const term of field.label) pseudo.set(term, (pseudo.get(term) ?? 0) + labelShare);
     const descriptionShare = share(weights.description, b.description, field.description.length, descriptionAverage);
-    for (const term of field.description) pseudo.set(term, (pseudo.get(term) ?? 0) + descriptionShare);
+    for (const [term, count] of field.description.counts) {
+      // Added once per occurrence, as a listed field's terms are, so the sum is the same to the last bit.
+      let frequency = (pseudo.get(term) ?? 0) + descriptionShare;
+      for (let seen = 1; seen < count; seen++) frequency += descriptionShare;
+      pseudo.set(term, frequency);
+    }
     for (const [term, frequency] of pseudo) {
       let entry = gathered.get(term);
       if (!entry) {
@@ -289,12 +452,28 @@ export function indexTools(catalog: readonly CatalogServer[], settings: IndexSet
 
 /** The query terms of a request: its words and its adjacent pairs, each with its weight. */
 export function queryTerms(index: KeywordIndex, request: string): Map<string, number> {
-  const terms = termsOf(request, index.settings.stem);
   const wanted = new Map<string, number>();
-  for (const term of terms) wanted.set(term, 1);
-  if (index.settings.pairWeight > 0) {
-    for (const pair of pairsOf(terms)) if (!wanted.has(pair)) wanted.set(pair, 1);
-  }
+  const pairing = index.settings.pairWeight > 0;
+  // Each distinct pair once, in the order first met, after every single term; a pair already
+  // met is found by its two terms, so a request that repeats "read file" ten thousand times
+  // builds the string "read file" once.
+  const pairs: string[] = [];
+  const followers = new Map<string, Set<string>>();
+  let previous: string | undefined;
+  forEachTerm(request, index.settings.stem, (term) => {
+    if (!wanted.has(term)) wanted.set(term, 1);
+    if (pairing && previous !== undefined) {
+      let after = followers.get(previous);
+      if (after === undefined) followers.set(previous, (after = new Set()));
+      if (!after.has(term)) {
+        after.add(term);
+        pairs.push(`${previous} ${term}`);
+      }
+    }
+    previous = term;
+  });
+  // A term holds no space, so no pair is ever also a term.
+  for (const pair of pairs) wanted.set(pair, 1);
   return wanted;
 }
 

@@ -24,6 +24,12 @@ export const BASE_FEATURES: readonly string[] = ["prompt", "tools", "hooks", "ta
 export interface ReadOptions {
   bundle: boolean;
   features: readonly string[];
+  /**
+   * Build the warning sentences; a caller that throws them away (exportSpec) passes false, so a
+   * document with a hundred thousand faults costs no sentences.
+   * @default true
+   */
+  warnings?: boolean;
 }
 
 /** What {@link readDocument} found: the normalised document (absent only when it is not an object). */
@@ -108,7 +114,13 @@ class Reader {
   readonly errors: string[] = [];
   readonly warnings: string[] = [];
 
-  constructor(readonly options: ReadOptions) {}
+  /** Whether warning sentences are built at all. */
+  readonly collecting: boolean;
+
+  constructor(readonly options: ReadOptions) {
+    this.collecting = options.warnings !== false;
+    if (!this.collecting) this.warn = () => {};
+  }
 
   warn = (path: string, message: string): void => {
     this.warnings.push(`${path}: ${message}`);
@@ -303,12 +315,18 @@ class Reader {
     const servers = this.container(ownValue(tools, "servers"), "tools.servers", "array") as unknown[] | undefined;
     if (servers !== undefined) {
       const names = new Set<string>();
+      // A repeat's sentence past its index, built once per name: a list may repeat one name a
+      // hundred thousand times, and each warning is then one short string.
+      const repeatTails = new Map<string, string>();
       for (let index = 0; index < servers.length; index += 1) {
         const name: unknown = servers[index];
-        const path = joinPath("tools.servers", index);
-        if (typeof name !== "string" || name === "") this.wrongKind(path, name, "a server name");
-        else if (names.has(name)) this.warn(path, `repeats ${quoteShort(name)}; dropped`);
-        else names.add(name);
+        if (typeof name !== "string" || name === "") this.wrongKind(joinPath("tools.servers", index), name, "a server name");
+        else if (!names.has(name)) names.add(name);
+        else if (this.collecting) {
+          let tail = repeatTails.get(name);
+          if (tail === undefined) repeatTails.set(name, (tail = `]: repeats ${quoteShort(name)}; dropped`));
+          this.warnings.push("tools.servers[" + index + tail);
+        }
       }
       setOwn(out, "servers", [...names]);
     }
