@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_TOOL_ITERATIONS,
   exportSpec,
   findSpecSecrets,
+  MAX_SERVER_ARGS,
   parseSpec,
   resolveAgentSpec,
   SecretSign,
@@ -394,6 +395,24 @@ describe("resolveAgentSpec", () => {
     expect(resolveAgentSpec([base, { spec: SPEC_VERSION, model }])[key as "maxTokens"]).toEqual(value);
   });
 
+  it("drops a bundled server whose args pass MAX_SERVER_ARGS, refused by their length alone", () => {
+    const server = (args: string[]) => ({ spec: SPEC_VERSION, requires: ["bundle"], bundle: { mcpServers: [{ name: "s", command: "x", args }] } });
+    const within = parseSpec(server(Array.from({ length: MAX_SERVER_ARGS }, () => "-v")), { bundle: true });
+    expect(within.spec?.bundle?.mcpServers?.[0]?.args).toHaveLength(MAX_SERVER_ARGS);
+    const past = parseSpec(server(Array.from({ length: MAX_SERVER_ARGS + 1 }, () => "-v")), { bundle: true });
+    expect(past.spec?.bundle).toEqual({ mcpServers: [] });
+    expect(past.warnings).toEqual([
+      `bundle.mcpServers[0].args: holds ${MAX_SERVER_ARGS + 1} entries, more than the ${MAX_SERVER_ARGS} a server's args may; dropped`,
+      "bundle.mcpServers[0]: cannot be run with the arguments it was given; dropped",
+    ]);
+  });
+
+  it("drops a repeated server name with one warning per name, at its first repeat, however often it repeats", () => {
+    const { spec, warnings } = parseSpec({ spec: SPEC_VERSION, tools: { servers: ["fs", "web", "fs", "fs", "web", "mail", "fs"] } });
+    expect(spec?.tools?.servers).toEqual(["fs", "web", "mail"]);
+    expect(warnings).toEqual(['tools.servers[2]: repeats "fs" (and 2 later entries); dropped', 'tools.servers[4]: repeats "web"; dropped']);
+  });
+
   it("keeps tools.servers tri-state: absent is every server, [] none, a list exactly those", () => {
     expect(resolveAgentSpec([{ spec: SPEC_VERSION }]).servers).toBeUndefined();
     expect(resolveAgentSpec([{ spec: SPEC_VERSION, tools: { servers: [] } }]).servers).toEqual([]);
@@ -772,7 +791,7 @@ describe("adversarial shapes, as the bench times them", () => {
     "distinct tools.servers": (document) => ({ warnings: 0, read: (spec) => expect(spec.tools).toEqual(document.tools) }),
     "repeated tools.servers": (document) => {
       const servers = (document.tools as { servers: string[] }).servers;
-      return { warnings: servers.length - 1, read: (spec) => expect(serverCount(spec)).toBe(1) };
+      return { warnings: servers.length > 1 ? 1 : 0, read: (spec) => expect(serverCount(spec)).toBe(1) };
     },
     "many prompt entries": (document) => ({ warnings: 0, read: (spec) => expect(spec.prompt).toEqual(document.prompt) }),
     "many requires entries": () => ({ warnings: 0, read: (spec) => expect(spec.requires).toEqual(["tools"]) }),
@@ -785,7 +804,12 @@ describe("adversarial shapes, as the bench times them", () => {
       };
     },
     "a long query string in a task URL": (document) => ({ warnings: 0, read: (spec) => expect(spec.tasks).toEqual(document.tasks) }),
-    "bundled servers with flag-dense args": (document) => ({ warnings: 0, read: (spec) => expect(spec.bundle).toEqual(document.bundle) }),
+    "bundled servers with flag-dense args": (document) => {
+      const [server] = (document.bundle as { mcpServers: { args: string[] }[] }).mcpServers;
+      // Past MAX_SERVER_ARGS the list is refused by its length, and the server with it.
+      if (server!.args.length > MAX_SERVER_ARGS) return { warnings: 2, read: (spec) => expect(spec.bundle).toEqual({ mcpServers: [] }) };
+      return { warnings: 0, read: (spec) => expect(spec.bundle).toEqual(document.bundle) };
+    },
   };
 
   it.each(SPEC_SHAPES.map((shape) => [shape.name, shape] as const))("reads, exports and scans %s as documented at any size", (_name, shape) => {

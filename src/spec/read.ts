@@ -49,6 +49,12 @@ type Field =
   | { kind: "strings" }
   | { kind: "stringMap" };
 
+/**
+ * The most entries a bundled server's `args` may hold; past it the list can only be garbage (a
+ * real command line holds tens), and the server is dropped rather than run with other arguments.
+ */
+export const MAX_SERVER_ARGS = 4096;
+
 const STRING: Field = { kind: "string" };
 const ENDPOINT: Field = { kind: "endpoint" };
 const TEMPERATURE: Field = { kind: "number", min: 0, max: 2 };
@@ -113,6 +119,8 @@ const TOP_LEVEL: ReadonlySet<string> = new Set(["spec", "name", "description", "
 class Reader {
   readonly errors: string[] = [];
   readonly warnings: string[] = [];
+  /** The paths of string lists refused whole for their length, so their owner can be dropped. */
+  readonly overlong = new Set<string>();
 
   /** Whether warning sentences are built at all. */
   readonly collecting: boolean;
@@ -206,6 +214,12 @@ class Reader {
 
   strings(value: unknown, path: string): string[] | undefined {
     if (!Array.isArray(value)) return this.wrongKind(path, value, "an array of strings");
+    // Refused by its length before any scan or copy.
+    if (value.length > MAX_SERVER_ARGS) {
+      this.overlong.add(path);
+      this.warn(path, `holds ${value.length} entries, more than the ${MAX_SERVER_ARGS} a server's args may; dropped`);
+      return undefined;
+    }
     // All strings, as a server's args are: one copy of the whole.
     if (value.every((item: unknown) => typeof item === "string")) return value.slice() as string[];
     const out: string[] = [];
@@ -315,18 +329,22 @@ class Reader {
     const servers = this.container(ownValue(tools, "servers"), "tools.servers", "array") as unknown[] | undefined;
     if (servers !== undefined) {
       const names = new Set<string>();
-      // A repeat's sentence past its index, built once per name: a list may repeat one name a
-      // hundred thousand times, and each warning is then one short string.
-      const repeatTails = new Map<string, string>();
+      // One warning per repeated name, at its first repeat with how many more followed: a list
+      // may repeat one name a hundred thousand times, and that is one problem, said once.
+      const repeats = new Map<string, { first: number; more: number }>();
       for (let index = 0; index < servers.length; index += 1) {
         const name: unknown = servers[index];
         if (typeof name !== "string" || name === "") this.wrongKind(joinPath("tools.servers", index), name, "a server name");
         else if (!names.has(name)) names.add(name);
         else if (this.collecting) {
-          let tail = repeatTails.get(name);
-          if (tail === undefined) repeatTails.set(name, (tail = `]: repeats ${quoteShort(name)}; dropped`));
-          this.warnings.push("tools.servers[" + index + tail);
+          const seen = repeats.get(name);
+          if (seen === undefined) repeats.set(name, { first: index, more: 0 });
+          else seen.more += 1;
         }
+      }
+      for (const [name, { first, more }] of repeats) {
+        const later = more === 0 ? "" : ` (and ${more} later entr${more === 1 ? "y" : "ies"})`;
+        this.warnings.push(`tools.servers[${first}]: repeats ${quoteShort(name)}${later}; dropped`);
       }
       setOwn(out, "servers", [...names]);
     }
@@ -371,6 +389,10 @@ class Reader {
       out,
       "mcpServers",
       this.entries(raw, "bundle.mcpServers", "name", SERVER_FIELDS, (server, path) => {
+        if (this.overlong.has(joinPath(path, "args"))) {
+          this.warn(path, "cannot be run with the arguments it was given; dropped");
+          return false;
+        }
         if (typeof server.command === "string" || typeof server.url === "string") return true;
         this.warn(path, "has neither a command nor a url; dropped");
         return false;

@@ -24,7 +24,7 @@ import {
   type LookupRoute,
   type WindowLookupOptions,
 } from "./window-lookup.js";
-import { normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
+import { MAX_BASE_URL_CHARS, normaliseBaseUrl, trimBaseUrl } from "./base-url.js";
 import { quoteGiven } from "../text/guards.js";
 import { noteListingIn } from "./capabilities-server.js";
 
@@ -68,6 +68,10 @@ const POOL = defineSlot<Pool>(
  */
 export function checkBaseUrl(baseUrl: unknown): asserts baseUrl is string {
   const example = "for example http://127.0.0.1:8080/v1";
+  // A string past the cap is refused before any scan, so a long one costs nothing to turn down.
+  if (typeof baseUrl === "string" && baseUrl.length > MAX_BASE_URL_CHARS) {
+    throw new TypeError(`config.baseUrl is ${baseUrl.length} characters long, more than the ${MAX_BASE_URL_CHARS} a base URL may be.`);
+  }
   if (typeof baseUrl !== "string" || baseUrl.trim() === "")
     throw new TypeError(`config.baseUrl must be the endpoint's URL, ${example}; given ${quoteGiven(baseUrl)}.`);
   let protocol = "";
