@@ -7,6 +7,9 @@
 /** The most characters an event spread over several data lines may come to. @internal */
 export const MAX_PENDING_CHARS = 1_000_000;
 
+/** How much of an event that can no longer parse is kept, for the error that quotes it. */
+const KEPT_OF_HOPELESS = 1024;
+
 /**
  * The data lines of one event whose JSON did not parse on its first line, scanned as they come:
  * the bracket depth outside strings says when the value can close, so the joined text is parsed
@@ -23,11 +26,14 @@ export class PendingEvent {
   #escaped = false;
   /** Whether no continuation can make the text parse any more. */
   #hopeless = false;
+  /** The characters of the lines kept, which stop growing once the event is hopeless. */
+  #kept = 0;
 
   constructor(first: string) {
     this.#scan(first);
     this.#lines.push(first);
     this.#chars = first.length;
+    this.#kept = first.length;
     // The first line failed alone: a value it closed (or never opened) stays broken.
     if (this.#depth <= 0 || this.#inString) this.#hopeless = true;
   }
@@ -38,7 +44,11 @@ export class PendingEvent {
    */
   add(line: string): "wait" | "parse" | "too-long" {
     this.#chars += line.length + 1;
-    this.#lines.push(line);
+    // A hopeless event is only ever quoted, by its start: the rest is counted, not kept.
+    if (!this.#hopeless || this.#kept < KEPT_OF_HOPELESS) {
+      this.#lines.push(line);
+      this.#kept += line.length + 1;
+    }
     if (this.#chars > MAX_PENDING_CHARS) return "too-long";
     if (this.#hopeless) return "wait";
     // A raw line break inside a string is not JSON, whatever follows.
@@ -50,7 +60,10 @@ export class PendingEvent {
     return this.#depth <= 0 && !this.#inString ? "parse" : "wait";
   }
 
-  /** The lines so far, joined the way the event spells them. */
+  /**
+   * The lines so far, joined the way the event spells them; of an event that can no longer
+   * parse, only its first lines (about a kilobyte), which is all the error quoting it keeps.
+   */
   text(): string {
     return this.#lines.join("\n");
   }
