@@ -311,7 +311,10 @@ function commandSign(command: string): SecretSign | undefined {
 
 interface ScanFrame {
   value: unknown;
-  path: string;
+  /** The frame of the container this value sits in; none for the document itself. */
+  up?: ScanFrame;
+  /** The key or index this value sits under in that container. */
+  segment?: string | number;
   server: string;
   /** The key this value sits under in its parent object, if any. */
   key?: string;
@@ -346,11 +349,11 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
   const found: SpecSecret[] = [];
   // A plain set: it lives only as long as the call, and is faster than a weak one.
   const seen = new Set<object>();
-  const stack: ScanFrame[] = [{ value: document, path: "", server: "", depth: 0 }];
+  const stack: ScanFrame[] = [{ value: document, server: "", depth: 0 }];
   try {
     while (stack.length > 0) {
       const frame = stack.pop() as ScanFrame;
-      const { value, path } = frame;
+      const { value } = frame;
       if (typeof value === "string" || typeof value === "number") {
         readLeaf(frame, found);
         continue;
@@ -368,10 +371,10 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
           if (signs !== undefined && typeof child === "string") {
             // An argument is read once, in the light of the flag before it.
             const sign = signs.get(index);
-            if (sign !== undefined) found.push({ path: joinPath(path, index), server, sign });
+            if (sign !== undefined) found.push({ path: joinPath(pathOf(frame), index), server, sign });
             continue;
           }
-          const next: ScanFrame = { value: child, path: joinPath(path, index), server, depth: frame.depth + 1 };
+          const next: ScanFrame = { value: child, up: frame, segment: index, server, depth: frame.depth + 1 };
           if (children.length > 0 || (typeof child === "object" && child !== null)) children.push(next);
           else readLeaf(next, found);
         }
@@ -379,8 +382,8 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
         for (const key of Object.keys(value)) {
           const child = ownValue(value, key);
           const server = frame.inServers ? serverName(child, key) : frame.server;
-          const inServers = frame.depth === 1 && path === "bundle" && key === "mcpServers";
-          const next: ScanFrame = { value: child, path: joinPath(path, key), server, key, parent: frame.key, depth: frame.depth + 1, inServers };
+          const inServers = frame.depth === 1 && frame.key === "bundle" && key === "mcpServers";
+          const next: ScanFrame = { value: child, up: frame, segment: key, server, key, parent: frame.key, depth: frame.depth + 1, inServers };
           if (children.length > 0 || (typeof child === "object" && child !== null)) children.push(next);
           else readLeaf(next, found);
         }
@@ -397,7 +400,19 @@ export function findSpecSecrets(document: unknown): SpecSecret[] {
 function readLeaf(frame: ScanFrame, found: SpecSecret[]): void {
   if (typeof frame.value !== "string" && typeof frame.value !== "number") return;
   const sign = stringSign(frame);
-  if (sign !== undefined) found.push({ path: frame.path, server: frame.server, sign });
+  if (sign !== undefined) found.push({ path: pathOf(frame), server: frame.server, sign });
+}
+
+/**
+ * The path of a frame, written out only for a place that is reported: a walk that built every
+ * frame's path would write a deep document's long paths over and over.
+ */
+function pathOf(frame: ScanFrame): string {
+  const segments: (string | number)[] = [];
+  for (let at: ScanFrame | undefined = frame; at?.up !== undefined; at = at.up) segments.push(at.segment as string | number);
+  let path = "";
+  for (let index = segments.length - 1; index >= 0; index -= 1) path = joinPath(path, segments[index] as string | number);
+  return path;
 }
 
 function serverName(entry: unknown, fallback: string): string {
