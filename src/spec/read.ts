@@ -334,9 +334,14 @@ class Reader {
       const repeats = new Map<string, { first: number; more: number }>();
       for (let index = 0; index < servers.length; index += 1) {
         const name: unknown = servers[index];
-        if (typeof name !== "string" || name === "") this.wrongKind(joinPath("tools.servers", index), name, "a server name");
-        else if (!names.has(name)) names.add(name);
-        else if (this.collecting) {
+        if (typeof name !== "string" || name === "") {
+          this.wrongKind(joinPath("tools.servers", index), name, "a server name");
+          continue;
+        }
+        // One lookup a name: the set grows unless the name was in it already.
+        const before = names.size;
+        names.add(name);
+        if (names.size === before && this.collecting) {
           const seen = repeats.get(name);
           if (seen === undefined) repeats.set(name, { first: index, more: 0 });
           else seen.more += 1;
