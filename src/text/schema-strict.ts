@@ -19,7 +19,9 @@ import {
   MAX_DEPTH,
   brief,
   collectDefinitions,
+  decodeToken,
   describeWithNotes,
+  followPointer,
   foldAllOf,
   isCount,
   isFiniteNumber,
@@ -412,19 +414,7 @@ function pointed(root: Json, reference: string): Json | undefined {
   const pointer = reference.slice(1);
   if (pointer === "") return root;
   if (!pointer.startsWith("/")) return undefined;
-  let target: Json | undefined = root;
-  for (const raw of pointer.slice(1).split("/")) {
-    const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (Array.isArray(target)) {
-      const index = /^(0|[1-9]\d*)$/.test(token) ? Number(token) : -1;
-      target = index >= 0 && index < target.length ? target[index] : undefined;
-    } else if (isObject(target) && Object.prototype.hasOwnProperty.call(target, token)) {
-      target = target[token] as Json;
-    } else {
-      return undefined;
-    }
-  }
-  return target;
+  return followPointer(root, pointer.slice(1).split("/").map(decodeToken));
 }
 
 /** Counts properties, enum values and characters over the schema as written, definitions once each. */

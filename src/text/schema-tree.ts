@@ -88,7 +88,7 @@ export function toJson(value: unknown): Json {
 }
 
 /** Decodes one JSON-pointer token (`~1` is `/`, `~0` is `~`). */
-function decodeToken(token: string): string {
+export function decodeToken(token: string): string {
   let decoded = token.replace(/~1/g, "/").replace(/~0/g, "~");
   if (decoded.includes("%")) {
     try {
@@ -185,6 +185,22 @@ function withoutDefinitions(node: Json): Json {
   return out;
 }
 
+/** Follows a JSON pointer's decoded tokens from `root`; undefined where one leads nowhere. */
+export function followPointer(root: Json, tokens: readonly string[]): Json | undefined {
+  let target: Json | undefined = root;
+  for (const token of tokens) {
+    if (Array.isArray(target)) {
+      const index = /^(0|[1-9]\d*)$/.test(token) ? Number(token) : -1;
+      target = index >= 0 && index < target.length ? target[index] : undefined;
+    } else if (isObject(target) && Object.prototype.hasOwnProperty.call(target, token)) {
+      target = target[token] as Json;
+    } else {
+      return undefined;
+    }
+  }
+  return target;
+}
+
 /**
  * Resolves a `$ref` to a definition name, registering a new definition for a pointer that does
  * not name one (`#`, `#/properties/a/items`). Answers undefined for a reference that leads
@@ -197,18 +213,8 @@ export function resolveReference(definitions: Definitions, reference: string): s
   const pointer = reference.slice(1);
   if (pointer !== "" && !pointer.startsWith("/")) return undefined;
   const tokens = pointer === "" ? [] : pointer.slice(1).split("/").map(decodeToken);
-  let target: Json | undefined = definitions.root;
-  for (const token of tokens) {
-    if (Array.isArray(target)) {
-      const index = /^(0|[1-9]\d*)$/.test(token) ? Number(token) : -1;
-      target = index >= 0 && index < target.length ? target[index] : undefined;
-    } else if (isObject(target) && Object.prototype.hasOwnProperty.call(target, token)) {
-      target = target[token] as Json;
-    } else {
-      target = undefined;
-    }
-    if (target === undefined) return undefined;
-  }
+  const target = followPointer(definitions.root, tokens);
+  if (target === undefined) return undefined;
   if (!isObject(target) && typeof target !== "boolean") return undefined;
   const wanted = tokens.length === 0 ? "Root" : tokens.join("-").replace(/[^A-Za-z0-9_.-]+/g, "_");
   const name = freeName(definitions.schemas, wanted);
