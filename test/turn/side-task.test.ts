@@ -65,9 +65,8 @@ function grammarServer(profile: ProfileName): string | undefined {
 }
 
 describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
-  it.skipIf(grammarServer(profile) !== undefined)(
-    "sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer",
-    async () => {
+  if (grammarServer(profile) === undefined)
+    it("sends the schema as a strict json_schema response_format, also in the system prompt, and returns the parsed answer", async () => {
       await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
         server.script(turn({ content: '{"tools":["read_file","grep"]}' }));
         const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
@@ -86,12 +85,10 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
         expect(body?.tools).toBeUndefined();
         expect(notices).toEqual([]);
       });
-    },
-  );
+    });
 
-  it.skipIf(grammarServer(profile) === undefined)(
-    "sends a grammar-constrained server the relaxed schema from the first request, as its listing says it is one",
-    async () => {
+  if (grammarServer(profile) !== undefined)
+    it("sends a grammar-constrained server the relaxed schema from the first request, as its listing says it is one", async () => {
       await withEndpoint({ profile }, async ({ server, state, endpoint, onNotice, notices }) => {
         server.script(turn({ content: '{"tools":["read_file","grep"]}' }), turn({ content: '{"code":"ABC"}' }));
         const picked = await askJsonIn<{ tools: string[] }>(state, endpoint, MODEL, "Pick the tools.", "Find TODOs", PRESELECT_SCHEMA, {
@@ -110,24 +107,24 @@ describe.each(PROFILE_NAMES)("askJson against %s", (profile) => {
         expect(server.requests.filter((request) => request.path === "/v1/models")).toHaveLength(1);
         expect(formatOf(server.chatBodies()[1])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
       });
-    },
-  );
-
-  it.skipIf(grammarServer(profile) !== undefined)("re-sends with the relaxed schema when the endpoint could not build a grammar", async () => {
-    await withEndpoint({ profile, refuse: { schemaGrammar: ["pattern"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
-      server.script(turn({ content: '{"code":"ABC"}' }), turn({ content: '{"code":"XYZ"}' }));
-      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
-      const [refused, relaxed] = server.chatBodies();
-      expect(formatOf(refused)?.json_schema).toEqual({ name: "answer", schema: sanitizeSchema(PATTERN_SCHEMA), strict: true });
-      expect(formatOf(relaxed)?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
-      expect(server.chatRequests()[0]?.refused).toBe("schemaGrammar");
-      expect(notices.join("\n")).toMatch(/relaxed/);
-      // The endpoint latch holds: the next call goes relaxed first time.
-      expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "XYZ" });
-      expect(server.chatBodies()).toHaveLength(3);
-      expect(formatOf(server.chatBodies()[2])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
     });
-  });
+
+  if (grammarServer(profile) === undefined)
+    it("re-sends with the relaxed schema when the endpoint could not build a grammar", async () => {
+      await withEndpoint({ profile, refuse: { schemaGrammar: ["pattern"] } }, async ({ server, state, endpoint, onNotice, notices }) => {
+        server.script(turn({ content: '{"code":"ABC"}' }), turn({ content: '{"code":"XYZ"}' }));
+        expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA, { onNotice })).toEqual({ code: "ABC" });
+        const [refused, relaxed] = server.chatBodies();
+        expect(formatOf(refused)?.json_schema).toEqual({ name: "answer", schema: sanitizeSchema(PATTERN_SCHEMA), strict: true });
+        expect(formatOf(relaxed)?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+        expect(server.chatRequests()[0]?.refused).toBe("schemaGrammar");
+        expect(notices.join("\n")).toMatch(/relaxed/);
+        // The endpoint latch holds: the next call goes relaxed first time.
+        expect(await askJsonIn(state, endpoint, MODEL, "", "code?", PATTERN_SCHEMA)).toEqual({ code: "XYZ" });
+        expect(server.chatBodies()).toHaveLength(3);
+        expect(formatOf(server.chatBodies()[2])?.json_schema).toEqual({ name: "answer", schema: relaxSchema(PATTERN_SCHEMA) });
+      });
+    });
 
   it("latches structuredOutput off when the model refuses response_format, and describes the shape in the prompt alone after", async () => {
     await withEndpoint({ profile, refuse: { responseFormat: true } }, async ({ server, state, endpoint, onNotice, notices }) => {
