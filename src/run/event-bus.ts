@@ -6,7 +6,7 @@
  * `events` holds the public functions built on these.
  */
 
-import { AsyncQueue } from "./async-queue.js";
+import { RunReader } from "./run-reader.js";
 import { defineSlot } from "../state/state.js";
 import type { EventSettings, RunEvent } from "../shapes/event-types.js";
 
@@ -162,48 +162,22 @@ export function rescheduleSweep(bus: Bus): void {
 export const count = (value: number) => (value === Infinity ? Infinity : Math.max(1, Math.floor(value)));
 
 /** One subscriber: a capped queue of its own, drained by `next()`. */
-export class RunWatcher implements AsyncIterableIterator<RunEvent> {
-  private readonly queue = new AsyncQueue<RunEvent>({
-    interpose: (next) => this.gapBefore(next),
-    taken: (event) => {
-      if (event.kind === "done") this.finish();
-    },
-    finished: () => this.release(),
-  });
+export class RunWatcher extends RunReader {
   /** Events lost since the last one handed out; reported once, before the next. */
   private dropped = 0;
-  private started = false;
   private stream: Stream | undefined;
-  private readonly onAbort = () => this.finish();
 
   constructor(
     private readonly bus: Bus,
     private readonly runId: string,
-    private readonly signal: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
     private readonly after: number,
-  ) {}
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<RunEvent> {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<RunEvent>> {
-    if (!this.started) this.start();
-    return this.queue.next();
-  }
-
-  return(): Promise<IteratorResult<RunEvent>> {
-    this.finish();
-    return Promise.resolve({ done: true, value: undefined });
+  ) {
+    super(signal);
   }
 
   /** Subscribes on first read: replays what the run kept after `after`, then listens. */
-  private start(): void {
-    this.started = true;
-    if (this.signal?.aborted) {
-      this.queue.finish();
-      return;
-    }
+  protected start(): void {
     let stream = this.bus.streams.get(this.runId);
     if (stream === undefined) {
       stream = { seq: 0, events: [], watchers: new Set(), touched: Date.now() };
@@ -218,12 +192,11 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
     this.cap();
     stream.watchers.add(this);
-    this.signal?.addEventListener("abort", this.onAbort, { once: true });
     if (stream.endedAt !== undefined) this.queue.end();
   }
 
   /** The gap notice owed before `next`, handed out once in its place. */
-  private gapBefore(next: RunEvent): RunEvent | undefined {
+  protected gapBefore(next: RunEvent): RunEvent | undefined {
     if (this.dropped === 0) return undefined;
     const dropped = this.dropped;
     this.dropped = 0;
@@ -254,14 +227,8 @@ export class RunWatcher implements AsyncIterableIterator<RunEvent> {
     this.queue.end();
   }
 
-  /** Stops listening, releases the queue and ends every pending read. */
-  private finish(): void {
-    this.queue.finish();
-  }
-
-  /** What finishing lets go of: the abort listener, and the run, which becomes reapable once no one watches it. */
-  private release(): void {
-    this.signal?.removeEventListener("abort", this.onAbort);
+  /** What finishing lets go of: the run, which becomes reapable once no one watches it. */
+  protected release(): void {
     const stream = this.stream;
     this.stream = undefined;
     if (stream !== undefined && stream.watchers.delete(this) && stream.watchers.size === 0) {

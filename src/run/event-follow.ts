@@ -10,64 +10,36 @@
  * watcher tells a gap.
  */
 
-import { AsyncQueue } from "./async-queue.js";
+import { RunReader } from "./run-reader.js";
 import { count, EVENT_BUS, gapNotice, type Bus } from "./event-bus.js";
 import type { RunEvent } from "../shapes/event-types.js";
 import type { BackendLink } from "../state/backend.js";
 import { slotOf, type RuntimeState } from "../state/state.js";
 
 /** One watcher of a run read through a backend: its own capped queue, drained by `next()`. */
-class FollowedRun implements AsyncIterableIterator<RunEvent> {
-  private readonly queue = new AsyncQueue<RunEvent>({
-    interpose: (next) => this.gapBefore(next),
-    taken: (event) => {
-      if (event.kind === "done") this.finish();
-    },
-    finished: () => this.release(),
-  });
+class FollowedRun extends RunReader {
   /** How many events went missing just before the queued event of each seq, where any did. */
   private readonly gaps = new Map<number, number>();
   /** The last seq taken in, for spotting gaps and repeats. */
   private last: number;
-  private started = false;
   /** The run ended: nothing more is taken in. */
   private closed = false;
   private unfollow: (() => void) | undefined;
-  private readonly onAbort = () => this.finish();
 
   constructor(
     private readonly link: BackendLink,
     private readonly bus: Bus,
     private readonly runId: string,
-    private readonly signal: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
     private readonly after: number,
   ) {
+    super(signal);
     this.last = Math.max(after, 0);
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<RunEvent> {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<RunEvent>> {
-    if (!this.started) this.start();
-    return this.queue.next();
-  }
-
-  return(): Promise<IteratorResult<RunEvent>> {
-    this.finish();
-    return Promise.resolve({ done: true, value: undefined });
-  }
-
   /** Follows the run on first read. */
-  private start(): void {
-    this.started = true;
-    if (this.signal?.aborted) {
-      this.queue.finish();
-      return;
-    }
+  protected start(): void {
     this.link.followers.add(this);
-    this.signal?.addEventListener("abort", this.onAbort, { once: true });
     let unfollow: (() => void) | undefined;
     try {
       unfollow = this.link.backend.followRun(this.runId, this.after, {
@@ -97,7 +69,7 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
   }
 
   /** The gap notice owed before `next`, handed out once in its place. */
-  private gapBefore(next: RunEvent): RunEvent | undefined {
+  protected gapBefore(next: RunEvent): RunEvent | undefined {
     const gap = this.gaps.get(next.seq);
     if (gap === undefined) return undefined;
     this.gaps.delete(next.seq);
@@ -125,15 +97,9 @@ class FollowedRun implements AsyncIterableIterator<RunEvent> {
     this.queue.end();
   }
 
-  /** Stops following, releases the queue and ends every pending read. */
-  private finish(): void {
-    this.queue.finish();
-  }
-
-  /** What finishing lets go of: the gaps, the abort listener and the backend's following. */
-  private release(): void {
+  /** What finishing lets go of: the gaps and the backend's following. */
+  protected release(): void {
     this.gaps.clear();
-    this.signal?.removeEventListener("abort", this.onAbort);
     this.link.followers.delete(this);
     const unfollow = this.unfollow;
     this.unfollow = undefined;
