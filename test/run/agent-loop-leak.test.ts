@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runChildScript } from "../support/child-script.js";
 
 interface Heap {
   base: number;
@@ -9,24 +8,7 @@ interface Heap {
 }
 
 function runChild(input: { runs: number; questionChars: number }): Promise<Heap> {
-  const script = resolve(import.meta.dirname, "../support/leak-child.ts");
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--expose-gc", "--import", "tsx", script], { stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
-    child.on("error", fail);
-    child.on("close", (code) => {
-      if (code !== 0) return fail(new Error(`the child exited ${code}: ${err}`));
-      try {
-        done(JSON.parse(out) as Heap);
-      } catch (error) {
-        fail(new Error(`the child wrote ${out.slice(0, 200)} (${String(error)}); stderr: ${err}`));
-      }
-    });
-    child.stdin.end(JSON.stringify(input));
-  });
+  return runChildScript<Heap>("leak-child.ts", input, ["--expose-gc"]);
 }
 
 const MB = 1024 * 1024;

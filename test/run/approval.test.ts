@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { runChildScript } from "../support/child-script.js";
 import fc from "fast-check";
 import type { Message, ToolDefinition } from "../../src/shapes/config.js";
 import { resumeAgentLoopIn, runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult, type ResumeAgentLoopOptions } from "../../src/run/agent-loop.js";
@@ -327,24 +326,7 @@ describe("resumeAgentLoop's refusals", () => {
 
 /** Resumes a state in a second Node process, through a fresh runtime there. */
 function resumeInChild(input: Record<string, unknown>): Promise<{ status: string; messages: Message[]; pending: unknown[]; dispatched: string[] }> {
-  const script = resolve(import.meta.dirname, "../support/resume-child.ts");
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
-    child.on("error", fail);
-    child.on("close", (code) => {
-      if (code !== 0) return fail(new Error(`the child exited ${code}: ${err}`));
-      try {
-        done(JSON.parse(out));
-      } catch (error) {
-        fail(new Error(`the child wrote ${out.slice(0, 200)} (${String(error)}); stderr: ${err}`));
-      }
-    });
-    child.stdin.end(JSON.stringify(input));
-  });
+  return runChildScript("resume-child.ts", input);
 }
 
 describe("a pause that survives the process", () => {
