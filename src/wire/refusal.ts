@@ -326,16 +326,7 @@ export function decideRefusal(
       };
     } else if (top === "response_format") {
       if (!model || reading.invalidSchema || reading.outOfRange) return PASS;
-      answer = {
-        what: "response_format",
-        latch: "structuredOutput",
-        already: !model.structuredOutput,
-        field: "response_format",
-        apply: () => {
-          model.structuredOutput = false;
-        },
-        notice: `Model ${name} refused response_format; asking for JSON in words from now on.`,
-      };
+      answer = structuredOutputAnswer(model, `Model ${name} refused response_format; asking for JSON in words from now on.`);
     } else if (droppable.includes(top)) {
       if (!model) return PASS;
       answer = {
@@ -372,6 +363,14 @@ function formatOnly(sent: Record<string, unknown> | undefined): boolean {
 
 function samplerAnswer(model: ModelLatches, name: string, words: string): Answer {
   const said = words.replace(/\s+/g, " ").trim().slice(0, 200);
+  return structuredOutputAnswer(
+    model,
+    `Model ${name} cannot have its reply held to a json_schema here (the server said: ${said}); asking for JSON in words from now on.`,
+  );
+}
+
+/** Turns structured output off for the model: JSON is asked for in words from then on. */
+function structuredOutputAnswer(model: ModelLatches, notice: string): Answer {
   return {
     what: "response_format",
     latch: "structuredOutput",
@@ -380,7 +379,7 @@ function samplerAnswer(model: ModelLatches, name: string, words: string): Answer
     apply: () => {
       model.structuredOutput = false;
     },
-    notice: `Model ${name} cannot have its reply held to a json_schema here (the server said: ${said}); asking for JSON in words from now on.`,
+    notice,
   };
 }
 
