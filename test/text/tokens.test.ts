@@ -44,6 +44,10 @@ describe("estimators", () => {
       tool_calls: [{ id: "1", type: "function", function: { name: "ab", arguments: "{}" } }],
     };
     expect(messageChars(call)).toBe(2 + 3 + 2 + 2);
+    // Reasoning sent back under vLLM's input name counts the same as under reasoning_content.
+    const { reasoning_content: _kept, ...bare } = call as Message & { reasoning_content: string };
+    expect(messageChars({ ...bare, reasoning: "hmm" } as Message)).toBe(messageChars(call));
+    expect(messageChars(bare as Message)).toBe(2 + 2 + 2);
     const image: Message = {
       role: "user",
       content: [
