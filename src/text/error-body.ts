@@ -29,6 +29,20 @@ export interface ErrorDescription {
   errorCode?: number;
 }
 
+/**
+ * The failure a stream chunk carries in place of a reply, as the body the SDK would build its
+ * APIError from: OpenAI's `{ error }` beside no `choices`, or Baidu Qianfan's bare
+ * `{ error_code, error_msg }` (its message under `message`); undefined for a reply chunk.
+ */
+export function streamedError(chunk: Record<string, unknown>): unknown {
+  if (chunk.choices !== undefined) return undefined;
+  if (chunk.error !== undefined && chunk.error !== null) return chunk.error;
+  if (typeof chunk.error_code === "number" && typeof chunk.error_msg === "string") {
+    return { message: chunk.error_msg, error_code: chunk.error_code, error_msg: chunk.error_msg };
+  }
+  return undefined;
+}
+
 const MAX_DEPTH = 6;
 
 function collect(value: unknown, into: ErrorDescription, texts: string[], depth: number, seen: Set<unknown>): void {

@@ -10,6 +10,7 @@ import { APIError } from "openai";
 import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
+import { streamedError } from "../text/error-body.js";
 import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
@@ -227,13 +228,8 @@ export class TurnReader {
   }
 
   chunk(chunk: Json): void {
-    if (chunk.error !== undefined && chunk.error !== null && chunk.choices === undefined) {
-      throw this.#streamError(chunk.error);
-    }
-    // Baidu Qianfan's v1 API sends its failure as a bare { error_code, error_msg } event.
-    if (chunk.choices === undefined && typeof chunk.error_code === "number" && typeof chunk.error_msg === "string") {
-      throw this.#streamError({ message: chunk.error_msg, error_code: chunk.error_code, error_msg: chunk.error_msg });
-    }
+    const failure = streamedError(chunk);
+    if (failure !== undefined) throw this.#streamError(failure);
     const choices = chunk.choices;
     if (Array.isArray(choices)) {
       for (let i = 0; i < choices.length; i++) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { APIError } from "openai";
-import { describeError } from "../../src/text/error-body.js";
+import { describeError, streamedError } from "../../src/text/error-body.js";
 
 describe("describeError", () => {
   it("reads an OpenAI-shaped body inside the SDK's APIError", () => {
@@ -63,5 +63,20 @@ describe("describeError", () => {
         expect(typeof describeError(value).message).toBe("string");
       }),
     );
+  });
+});
+
+describe("streamedError", () => {
+  it("finds OpenAI's error beside no choices and Baidu's bare error, and nothing in a reply chunk", () => {
+    expect(streamedError({ error: { message: "boom", code: 500 } })).toEqual({ message: "boom", code: 500 });
+    expect(streamedError({ error_code: 18, error_msg: "Open api qps request limit reached" })).toEqual({
+      message: "Open api qps request limit reached",
+      error_code: 18,
+      error_msg: "Open api qps request limit reached",
+    });
+    expect(streamedError({ choices: [], error: { message: "beside a reply" } })).toBeUndefined();
+    expect(streamedError({ choices: [{ delta: { content: "a" } }] })).toBeUndefined();
+    expect(streamedError({ error: null })).toBeUndefined();
+    expect(streamedError({ error_code: "18", error_msg: "a string code is another family's" })).toBeUndefined();
   });
 });
