@@ -587,12 +587,20 @@ describe("streamTurn", () => {
       await expect(streamTurn(client, body)).rejects.toThrow(/upstream went away/);
     });
 
-    it("completes with what arrived when the stream ends without [DONE]", async () => {
+    it("completes on a finish reason without [DONE], and rejects a stream that ends with neither", async () => {
       const { server, client } = await endpoint();
       server.script({ kind: "stream", chunks: [chunk({ content: "all " }), chunk({ content: "there" }, "stop")], done: false });
       expect(await streamTurn(client, body)).toMatchObject({ content: "all there", finishReason: "stop" });
       server.script({ kind: "stream", chunks: [chunk({ content: "no finish" })], done: false });
-      expect(await streamTurn(client, body)).toMatchObject({ content: "no finish", finishReason: "" });
+      const cut = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(StreamInterrupted.is(cut)).toBe(true);
+      expect(cut).toMatchObject({ produced: true, events: 1, partial: { content: "no finish", finishReason: "" } });
+      expect((cut as Error).message).toContain("neither a finish reason nor [DONE]");
+      expect(isTransient(cut)).toBe(true);
+      server.script({ kind: "stream", chunks: [], done: false });
+      const empty = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(empty).toMatchObject({ name: "StreamInterrupted", produced: false, events: 0 });
+      expect((empty as Error).message).toContain(`${server.baseUrl}/chat/completions ended without a single event`);
     });
 
     it("rejects a data line that is not JSON, and joins an event spread over two data lines", async () => {
