@@ -7,6 +7,7 @@ import type { PromptCounter, PromptUnits } from "./render.js";
 import type { ProfileName, RefusalKind } from "./profile-types.js";
 import type { RefusalConfig } from "./refusals.js";
 import type { TurnSpec } from "./turns.js";
+import type { FaultPoint, FaultShape } from "./faults.js";
 
 /** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
 export type ChunkSpec = Record<string, unknown> | string;
@@ -129,6 +130,12 @@ export interface EndpointOptions {
    * answered (a refused request leaves the cache as it was). @default false
    */
   prefixCache?: boolean;
+  /**
+   * Answer chat requests with a broken reply of this shape (see `fault`) before anything
+   * scripted: at `point` (default `"before"`), streamed where the request streams unless
+   * `streamed` says otherwise, for the first `times` requests (default every one).
+   */
+  fault?: { shape: FaultShape; point?: FaultPoint; streamed?: boolean; times?: number };
   /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
   respond?: (request: RecordedRequest) => Scripted | undefined;
   /** Overrides for other routes, keyed by `"GET /v1/models"`-style method and path. */

@@ -257,7 +257,8 @@ export function isTransient(error: unknown): boolean {
   const description = describeError(error);
   if (isOverflow(error)) return false;
   // A stream that stopped before the wire said the reply was whole is a lost connection, however it stopped.
-  if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError" || error.name === "StreamInterrupted")) return true;
+  if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError" || error.name === "StreamInterrupted"))
+    return true;
   const status = description.status;
   if (isQuotaSpent(description)) return false;
   // A rate limit inside a 200 body (Baidu's `{ error_code: 18 }`) or with no status at all.

@@ -15,7 +15,7 @@ import type { Turn } from "../shapes/config.js";
 import { quoteGiven } from "../text/guards.js";
 import { SseSplitter } from "./sse.js";
 import { UnexpectedReply } from "./unexpected-reply.js";
-import { MalformedStreamEvent, TurnReader, type StreamTurnOptions } from "./turn-reader.js";
+import { TurnReader, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
@@ -271,11 +271,19 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
         throw new StreamInterrupted({ produced: false, events: 0, cause: error });
       });
       stopped();
+      if (text.trim() === "") throw cut();
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new MalformedStreamEvent({ line: text, cause: error });
+        // A completion body that stops part way is a reply cut off, as a stream without its end is.
+        const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+        throw new StreamInterrupted({
+          produced: false,
+          events: 0,
+          cause: error,
+          message: `The completion body from ${response.url} is not whole JSON (cut off?): ${excerpt}`,
+        });
       }
       if (isRecord(parsed)) turn.chunk(parsed);
       const choice = isRecord(parsed) && Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;

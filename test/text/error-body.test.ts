@@ -89,10 +89,16 @@ describe("streamedError beside choices", () => {
       code: 502,
     });
     // OpenRouter's documented mid-stream error: `error` beside a choice finishing with "error".
-    const openRouter = { error: { code: "server_error", message: "Provider disconnected unexpectedly" }, choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }] };
+    const openRouter = {
+      error: { code: "server_error", message: "Provider disconnected unexpectedly" },
+      choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+    };
     expect(streamedError(openRouter)).toEqual({ code: "server_error", message: "Provider disconnected unexpectedly" });
     // DeepInfra's choiceless error fields (NousResearch/hermes-agent PR #86635).
-    expect(streamedError({ choices: null, error_type: "BadRequestError", error_message: "context too long" })).toEqual({ message: "context too long", type: "BadRequestError" });
+    expect(streamedError({ choices: null, error_type: "BadRequestError", error_message: "context too long" })).toEqual({
+      message: "context too long",
+      type: "BadRequestError",
+    });
     expect(streamedError({ error: "" })).toBeUndefined();
   });
 });
