@@ -148,6 +148,27 @@ class Watchdog {
   }
 }
 
+/**
+ * Says, on a 404 from the chat route, the full URL that was tried and, where the base URL has no
+ * version segment such as `/v1`, that it likely needs one; any other error comes back as it was.
+ */
+function withRouteHint(error: unknown, baseUrl: string): unknown {
+  if (!(error instanceof Error) || (error as { status?: unknown }).status !== 404) return error;
+  const url = `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  let path = "";
+  try {
+    path = new URL(baseUrl).pathname;
+  } catch {
+    // A base URL the SDK took is a URL; nothing to add where it is not.
+  }
+  const hint =
+    /\/v\d/.test(path) || /model/i.test(error.message)
+      ? ""
+      : ` The base URL has no /v1; most OpenAI-compatible servers serve the API under it: try ${baseUrl.replace(/\/+$/, "")}/v1.`;
+  error.message = `${error.message} (POST ${url}).${hint}`;
+  return error;
+}
+
 /** Refuses, with a TypeError naming the field and what was given, a turn that cannot be sent. */
 function checkStreamInput(client: unknown, body: unknown): void {
   if (!client || typeof client !== "object") throw new TypeError(`streamTurn needs an OpenAI client (getClient(endpoint)); given ${quoteGiven(client)}.`);
@@ -240,7 +261,7 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
         .asResponse();
     } catch (error) {
       stopped();
-      throw error;
+      throw withRouteHint(error, client.baseURL);
     }
     if (failed.failure !== undefined) await response.body?.cancel().catch(() => undefined);
     stopped();

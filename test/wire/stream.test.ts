@@ -11,6 +11,7 @@ import {
   MalformedStreamEvent,
   StreamErrorEvent,
   StreamInterrupted,
+  UnexpectedReply,
   readUsage,
   streamTurn,
   type Produced,
@@ -585,6 +586,37 @@ describe("streamTurn", () => {
         chunks: [chunk({ content: "a" }), 'event: error\ndata: {"error":{"message":"upstream went away","type":"server_error"}}\n\n'],
       });
       await expect(streamTurn(client, body)).rejects.toThrow(/upstream went away/);
+    });
+
+    it("rejects a page that is not the API, and JSON that is no completion, with UnexpectedReply naming type, URL and words", async () => {
+      const { server, client } = await endpoint();
+      server.script({
+        kind: "json",
+        status: 200,
+        body: "<!DOCTYPE html><html><head><title>Access denied</title></head><body><h1>Sign in to continue</h1></body></html>",
+      });
+      const page = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(UnexpectedReply.is(page)).toBe(true);
+      expect(page).toMatchObject({ status: 200, contentType: "text/html; charset=utf-8", url: `${server.baseUrl}/chat/completions` });
+      expect((page as Error).message).toContain("Access denied: Sign in to continue");
+      expect(isTransient(page)).toBe(false);
+      server.script({ kind: "json", status: 200, body: { object: "list", data: [] } });
+      const other = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(UnexpectedReply.is(other)).toBe(true);
+      expect((other as Error).message).toContain('{"object":"list","data":[]}');
+    });
+
+    it("names the URL tried on a 404 from the chat route, and the /v1 a base URL without one likely needs", async () => {
+      const { server } = await endpoint();
+      const bare = getClientIn(state, { baseUrl: server.origin });
+      const missing = await streamTurn(bare, body).catch((caught: unknown) => caught);
+      expect((missing as { status?: number }).status).toBe(404);
+      expect((missing as Error).message).toContain(`(POST ${server.origin}/chat/completions). The base URL has no /v1`);
+      expect((missing as Error).message).toContain(`try ${server.origin}/v1.`);
+      const wrong = getClientIn(state, { baseUrl: `${server.origin}/v1/extra` });
+      const named = await streamTurn(wrong, body).catch((caught: unknown) => caught);
+      expect((named as Error).message).toContain(`(POST ${server.origin}/v1/extra/chat/completions).`);
+      expect((named as Error).message).not.toContain("has no /v1");
     });
 
     it("completes on a finish reason without [DONE], and rejects a stream that ends with neither", async () => {
