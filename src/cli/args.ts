@@ -122,7 +122,7 @@ export function checkUrl(value: string, command: keyof typeof HELP): string {
 type OptionTable = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
 
 /** The header names a request's own plumbing sets, which --header may not replace. */
-const RESERVED_HEADERS = new Set(["content-type", "content-length", "host", "transfer-encoding", "connection"]);
+const RESERVED_HEADERS = /^(?:content-type|content-length|host|transfer-encoding|connection)$/i;
 
 /**
  * Reads repeated `--header "Name: value"` options into a headers record; a usage failure names
@@ -139,7 +139,7 @@ export function readHeaders(given: unknown, command: keyof typeof HELP): Record<
     if (colon === -1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
       throw usage(`--header takes "Name: value"; "${name.slice(0, 40)}" is not a header name followed by a colon`, command);
     if (value === "" || /[\r\n\0]/.test(value)) throw usage(`--header ${name} needs a value on one line after the colon`, command);
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw usage(`--header ${name} is set by the request itself and cannot be given`, command);
+    if (RESERVED_HEADERS.test(name)) throw usage(`--header ${name} is set by the request itself and cannot be given`, command);
     headers[name] = value;
   }
   return headers;

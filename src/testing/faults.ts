@@ -6,24 +6,9 @@
  * some content, inside a tool call), streamed or as one body. Each shape names the public page or
  * thread it was copied from in {@link FAULT_SOURCES}.
  */
-import type { ChunkSpec, JsonScript, Scripted, StreamScript } from "./types.js";
+import type { ChunkSpec, FaultPoint, FaultShape, JsonScript, Scripted, StreamScript } from "./types.js";
 
-/**
- * The broken replies the loopback endpoint can serve.
- *
- * - `htmlPage`: a 200 `text/html` page (a login wall, a proxy's block page) where the API was
- *   expected; after output, the page's markup written into the stream before it closes.
- * - `emptyStream`: a 200 event stream (or JSON body) that closes without a single event; after
- *   output, only keep-alive comments follow before the close.
- * - `cutStream`: a stream that closes cleanly with neither a finish reason nor `[DONE]`; not
- *   streamed, a JSON body cut off part way.
- * - `errorBesideChoice`: OpenRouter's upstream failure, an `error` object beside a choice whose
- *   `finish_reason` is `"error"`.
- * - `errorEmptyChoices`: a router's error chunk with `choices: []` (an upstream at capacity, 502).
- * - `errorNoChoices`: OpenAI's `{ error }` with no `choices`, a `server_error`.
- * - `rateLimitInStream`: OpenRouter's 429 sent inside the 200 stream.
- */
-export type FaultShape = "htmlPage" | "emptyStream" | "cutStream" | "errorBesideChoice" | "errorEmptyChoices" | "errorNoChoices" | "rateLimitInStream";
+export type { FaultPoint, FaultShape } from "./types.js";
 
 /** Every fault shape, in a stable order, for tests that walk them all. */
 export const FAULT_SHAPES: readonly FaultShape[] = Object.freeze([
@@ -35,9 +20,6 @@ export const FAULT_SHAPES: readonly FaultShape[] = Object.freeze([
   "errorNoChoices",
   "rateLimitInStream",
 ]);
-
-/** Where in the reply the fault comes: before any output, after some answer text, or part way through a tool call's arguments. */
-export type FaultPoint = "before" | "afterContent" | "inToolCall";
 
 /** Every fault point, in order. */
 export const FAULT_POINTS: readonly FaultPoint[] = Object.freeze(["before", "afterContent", "inToolCall"]);

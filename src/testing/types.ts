@@ -7,7 +7,26 @@ import type { PromptCounter, PromptUnits } from "./render.js";
 import type { ProfileName, RefusalKind } from "./profile-types.js";
 import type { RefusalConfig } from "./refusals.js";
 import type { TurnSpec } from "./turns.js";
-import type { FaultPoint, FaultShape } from "./faults.js";
+
+/**
+ * The broken replies the loopback endpoint can serve.
+ *
+ * - `htmlPage`: a 200 `text/html` page (a login wall, a proxy's block page) where the API was
+ *   expected; after output, the page's markup written into the stream before it closes.
+ * - `emptyStream`: a 200 event stream (or JSON body) that closes without a single event; after
+ *   output, only keep-alive comments follow before the close.
+ * - `cutStream`: a stream that closes cleanly with neither a finish reason nor `[DONE]`; not
+ *   streamed, a JSON body cut off part way.
+ * - `errorBesideChoice`: OpenRouter's upstream failure, an `error` object beside a choice whose
+ *   `finish_reason` is `"error"`.
+ * - `errorEmptyChoices`: a router's error chunk with `choices: []` (an upstream at capacity, 502).
+ * - `errorNoChoices`: OpenAI's `{ error }` with no `choices`, a `server_error`.
+ * - `rateLimitInStream`: OpenRouter's 429 sent inside the 200 stream.
+ */
+export type FaultShape = "htmlPage" | "emptyStream" | "cutStream" | "errorBesideChoice" | "errorEmptyChoices" | "errorNoChoices" | "rateLimitInStream";
+
+/** Where in the reply the fault comes: before any output, after some answer text, or part way through a tool call's arguments. */
+export type FaultPoint = "before" | "afterContent" | "inToolCall";
 
 /** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
 export type ChunkSpec = Record<string, unknown> | string;
