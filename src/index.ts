@@ -72,8 +72,8 @@ export { getClient, timeoutMs, firstTokenMs, resolveApiKey, NO_KEY, listModels, 
 export type { ListedModel, WindowLookupOptions } from "./wire/client.js";
 
 // stream
-export { streamTurn, StreamInterrupted, MalformedStreamEvent, StreamErrorEvent } from "./wire/stream.js";
-export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions } from "./wire/stream.js";
+export { streamTurn, StreamInterrupted, MalformedStreamEvent, StreamErrorEvent, UnexpectedReply } from "./wire/stream.js";
+export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions, UnexpectedReplyOptions } from "./wire/stream.js";
 
 // capabilities
 export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";

@@ -12,7 +12,9 @@
  * - Refusals and faults: `refuse` (fields, values, strict schemas, prefill, overflow),
  *   `loading` (the 503 of a server still loading its model), `apiKey` (the 401 of a server
  *   started with a key), {@link refusal} for any one
- *   refusal such as the 429, and `stall` / `drop` scripts that go silent or cut the connection.
+ *   refusal such as the 429, `stall` / `drop` scripts that go silent or cut the connection, and
+ *   {@link fault} (or the `fault` option) for the broken replies real routers send: a page that
+ *   is not the API, an empty or cut stream, an error inside a 200.
  * - Accounting: prompt counts in characters over four or o200k tokens (the optional peer
  *   `gpt-tokenizer`, loaded only when asked for), and with `prefixCache` the `cached_tokens` of
  *   each answer is the prefix its request shares with the one before.
@@ -38,6 +40,7 @@ import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, s
 import { CONTINUATION_CONFLICT, continuationConflict, echoInChunks, echoInCompletion, prefillEcho } from "./testing/prefill.js";
 import { isPlainRecord } from "./testing/guards.js";
 import { replayedBy } from "./testing/replayed.js";
+import { fault } from "./testing/faults.js";
 import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scripted, StreamScript } from "./testing/types.js";
 
 export type {
@@ -58,6 +61,17 @@ export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";
 export { SAMPLE_ONLY_KINDS, WORDING_SAMPLES, type SampleOnlyKind, type WordingClass, type WordingSample } from "./testing/wording-samples.js";
 export { formatChunk } from "./testing/http.js";
+export {
+  FAULT_CONTENT,
+  FAULT_POINTS,
+  FAULT_SHAPES,
+  FAULT_SOURCES,
+  FAULT_TOOL,
+  fault,
+  type FaultOptions,
+  type FaultPoint,
+  type FaultShape,
+} from "./testing/faults.js";
 export {
   countChars4,
   createPromptCounter,
@@ -135,6 +149,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
   const sockets = new Set<Socket>();
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let loadingLeft = options.loading ?? 0;
+  let faultsLeft = options.fault ? (options.fault.times ?? Number.POSITIVE_INFINITY) : 0;
   let previousChat: Record<string, unknown> | undefined;
   let closed = false;
 
@@ -239,6 +254,11 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
     const cached = options.prefixCache ? (previousChat ? counter.countCommonPrefix(previousChat, body) : 0) : undefined;
     if (cached !== undefined) recorded.cachedTokens = cached;
     previousChat = body;
+    if (options.fault && faultsLeft > 0) {
+      faultsLeft -= 1;
+      const { shape, point, streamed } = options.fault;
+      return send(response, fault(shape, point, { streamed: streamed ?? body.stream === true }), recorded);
+    }
     const scripted = queue.shift() ?? options.respond?.(recorded);
     if (!scripted) {
       sendJson(response, 500, {

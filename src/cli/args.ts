@@ -14,6 +14,7 @@ const EXIT_CODE_TEXT = `Exit codes:
   4    the endpoint refused the key (401 or 403)
   5    the URL answered, but not as an OpenAI-compatible API (an HTML page, say)
   6    the endpoint does not know the model, or lists none
+  7    the server is still loading the model (it answered 503 "Loading model")
   130  stopped with Ctrl-C`;
 
 /** The help text of each command, and of the command as a whole. */
@@ -48,6 +49,8 @@ Options:
   --base-url URL      An OpenAI-compatible endpoint, for example http://127.0.0.1:8080/v1
   --model NAME        The model on that endpoint (required with --base-url)
   --api-key-env VAR   The environment variable holding the key; none is sent without it
+  --header "N: V"     A header sent with every request (repeatable), such as a router's
+                      routing header; its value is never printed
   --folder DIR        The folder list_files may read (default: the current folder)
   --verbose           Print the stack trace of a failure
   -h, --help          Show this help
@@ -65,6 +68,8 @@ table with the server's own words for each refusal, and what the probe spent.
 Options:
   --model NAME        The model to probe (default: the first one the endpoint lists)
   --api-key-env VAR   The environment variable holding the key; none is sent without it
+  --header "N: V"     A header sent with every request (repeatable), such as a router's
+                      routing header; its value is never printed
   --json              Print the report as JSON instead of a table
   --key-salt-env VAR  The environment variable holding the key salt the snapshot fingerprints
                       the key with; give the host the same keySalt, or its keyed entries
@@ -84,12 +89,13 @@ ${EXIT_CODE_TEXT}
 export type Command =
   | { command: "help"; text: string }
   | { command: "version" }
-  | { command: "demo"; baseUrl?: string; model?: string; apiKeyEnv?: string; folder?: string; verbose: boolean }
+  | { command: "demo"; baseUrl?: string; model?: string; apiKeyEnv?: string; headers?: Record<string, string>; folder?: string; verbose: boolean }
   | {
       command: "probe";
       url: string;
       model?: string;
       apiKeyEnv?: string;
+      headers?: Record<string, string>;
       keySaltEnv?: string;
       json: boolean;
       snapshot?: string;
@@ -113,10 +119,34 @@ export function checkUrl(value: string, command: keyof typeof HELP): string {
   return value;
 }
 
-type OptionTable = Record<string, { type: "string" | "boolean"; short?: string }>;
+type OptionTable = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
+
+/** The header names a request's own plumbing sets, which --header may not replace. */
+const RESERVED_HEADERS = /^(?:content-type|content-length|host|transfer-encoding|connection)$/i;
+
+/**
+ * Reads repeated `--header "Name: value"` options into a headers record; a usage failure names
+ * the header, never its value.
+ */
+export function readHeaders(given: unknown, command: keyof typeof HELP): Record<string, string> | undefined {
+  const list = Array.isArray(given) ? (given as string[]) : typeof given === "string" ? [given] : [];
+  if (list.length === 0) return undefined;
+  const headers: Record<string, string> = {};
+  for (const item of list) {
+    const colon = item.indexOf(":");
+    const name = colon === -1 ? item.trim() : item.slice(0, colon).trim();
+    const value = colon === -1 ? "" : item.slice(colon + 1).trim();
+    if (colon === -1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      throw usage(`--header takes "Name: value"; "${name.slice(0, 40)}" is not a header name followed by a colon`, command);
+    if (value === "" || /[\r\n\0]/.test(value)) throw usage(`--header ${name} needs a value on one line after the colon`, command);
+    if (RESERVED_HEADERS.test(name)) throw usage(`--header ${name} is set by the request itself and cannot be given`, command);
+    headers[name] = value;
+  }
+  return headers;
+}
 
 interface Read {
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | string[] | boolean | undefined>;
   positionals: string[];
 }
 
@@ -151,7 +181,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === "demo") {
     const { values } = read(
       rest,
-      { "base-url": { type: "string" }, model: { type: "string" }, "api-key-env": { type: "string" }, folder: { type: "string" } },
+      {
+        "base-url": { type: "string" },
+        model: { type: "string" },
+        "api-key-env": { type: "string" },
+        header: { type: "string", multiple: true },
+        folder: { type: "string" },
+      },
       "demo",
       false,
     );
@@ -161,11 +197,14 @@ export function parseCommandLine(argv: readonly string[]): Command {
     if (baseUrl !== undefined) checkUrl(baseUrl, "demo");
     if (baseUrl !== undefined && !model) throw usage("--base-url needs --model NAME too", "demo");
     if (baseUrl === undefined && model !== undefined) throw usage("--model is for a real endpoint; give --base-url URL too", "demo");
+    const headers = readHeaders(values.header, "demo");
+    if (baseUrl === undefined && headers !== undefined) throw usage("--header is for a real endpoint; give --base-url URL too", "demo");
     return {
       command: "demo",
       ...(baseUrl !== undefined ? { baseUrl } : {}),
       ...(model !== undefined ? { model } : {}),
       ...(values["api-key-env"] !== undefined ? { apiKeyEnv: values["api-key-env"] as string } : {}),
+      ...(headers !== undefined ? { headers } : {}),
       ...(values.folder !== undefined ? { folder: values.folder as string } : {}),
       verbose: values.verbose === true,
     };
@@ -177,6 +216,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         model: { type: "string" },
         "api-key-env": { type: "string" },
         "key-salt-env": { type: "string" },
+        header: { type: "string", multiple: true },
         json: { type: "boolean" },
         snapshot: { type: "string" },
         timeout: { type: "string" },
@@ -188,6 +228,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     if (positionals.length === 0) throw usage("probe needs the endpoint's URL", "probe");
     if (positionals.length > 1) throw usage(`probe takes one URL, not ${positionals.length}`, "probe");
     const url = checkUrl(positionals[0] as string, "probe");
+    const headers = readHeaders(values.header, "probe");
     let timeoutSeconds: number | undefined;
     if (values.timeout !== undefined) {
       timeoutSeconds = Number(values.timeout);
@@ -200,6 +241,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       ...(values.model !== undefined ? { model: values.model as string } : {}),
       ...(values["api-key-env"] !== undefined ? { apiKeyEnv: values["api-key-env"] as string } : {}),
       ...(values["key-salt-env"] !== undefined ? { keySaltEnv: values["key-salt-env"] as string } : {}),
+      ...(headers !== undefined ? { headers } : {}),
       json: values.json === true,
       ...(values.snapshot !== undefined ? { snapshot: values.snapshot as string } : {}),
       ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),

@@ -156,6 +156,8 @@ export interface DemoOptions {
   model?: string;
   /** The key for the real endpoint. */
   apiKey?: string;
+  /** Headers sent with every request to the real endpoint; never printed. */
+  headers?: Record<string, string>;
   /** The folder list_files may read. @default process.cwd() */
   folder?: string;
   /** Where the run is printed. */
@@ -277,6 +279,7 @@ export async function runDemo(options: DemoOptions): Promise<AgentLoopResult> {
     const config: AgentLoopConfig = {
       baseUrl,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(options.headers && !server ? { headers: options.headers } : {}),
       model,
       maxToolIterations: 6,
       maxTokens: server ? SIMULATED_CEILING : 1024,

@@ -4,7 +4,7 @@
  * and the reading of a caught error as one line a person can act on.
  */
 
-import { AgentCoreError } from "../index.js";
+import { AgentCoreError, isModelLoading, UnexpectedReply } from "../index.js";
 
 /** The exit codes of the `agent-core` command, by what happened. */
 export const EXIT_CODES = Object.freeze({
@@ -22,6 +22,8 @@ export const EXIT_CODES = Object.freeze({
   notOpenAi: 5,
   /** The endpoint does not know the model, or lists none to choose from. */
   unknownModel: 6,
+  /** The server is still loading the model (a 503 "Loading model"); try again once it is up. */
+  loading: 7,
   /** The person stopped the command (Ctrl-C). */
   interrupted: 130,
 });
@@ -175,7 +177,8 @@ const MODEL_WORDS =
  * Reads a caught error as the command's failure: what happened, in one line that names the URL.
  *
  * A CliFailure passes through; an aborted run is `interrupted`; a network error is
- * `unreachable`; 401 and 403 are `unauthorized`; a body that is HTML is `notOpenAi`; words about
+ * `unreachable`; a model still loading is `loading`; 401 and 403 are `unauthorized`; a body that
+ * is HTML, or a reply that is no chat completion, is `notOpenAi`; words about
  * an unknown model are `unknownModel`; anything else is `failed` with the server's own words.
  *
  * @param error - What was caught.
@@ -200,6 +203,16 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   if (error instanceof Error && error.name === "TimeoutError") {
     return new CliFailure("unreachable", `${url} did not answer in time: ${words}`, error);
   }
+  if (UnexpectedReply.is(error)) {
+    return new CliFailure("notOpenAi", `${error.message} Check the URL ends at the API root, usually /v1.`, error);
+  }
+  if (isModelLoading(error)) {
+    return new CliFailure(
+      "loading",
+      `${url} is still loading the model (HTTP ${status ?? "?"}: ${words || "no reason given"}); try again once it has loaded.`,
+      error,
+    );
+  }
   if (status === 401 || status === 403) {
     return new CliFailure(
       "unauthorized",
@@ -217,6 +230,8 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
   if (model !== undefined && (status === 404 || status === 400 || status === 422) && MODEL_WORDS.test(words)) {
     return new CliFailure("unknownModel", `${url} does not know the model "${model}": ${words}`, error);
   }
+  // A 404 from the chat route names the URL tried and, where it lacks one, the /v1 to add.
+  if (status === 404 && error instanceof Error && error.message.includes("/chat/completions)")) return new CliFailure("failed", error.message, error);
   if (status !== undefined) return new CliFailure("failed", `${url} answered HTTP ${status}: ${words || "no reason given"}`, error);
   return new CliFailure("failed", words || "The command failed.", error);
 }

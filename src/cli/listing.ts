@@ -4,24 +4,30 @@
  * out whether a URL is an OpenAI-compatible API at all: nothing answering, a refused key and an
  * HTML page are each told apart.
  */
-import type { ListedModel } from "../index.js";
+import { isModelLoading, type ListedModel } from "../index.js";
 import { CliFailure, looksLikeHtml, oneLine, readFailure } from "./errors.js";
 import type { ProbeOptions } from "./probe-types.js";
 
 /**
  * GETs the model listing with plain fetch, so an HTML page or a refused key is told apart from a
- * missing route; undefined where the server has no listing.
+ * missing route or a failing one.
  *
- * Throws a {@link CliFailure} where nothing answers, the key is refused or the answer is not an
- * OpenAI-compatible API's.
+ * Answers the models listed, or — for a listing that answered an error status — the failure
+ * (not thrown: a caller that was given a model may carry on without the listing): `loading`
+ * where the server says it is still loading the model, otherwise `unknownModel`, each with the
+ * status and the server's words. Throws a {@link CliFailure} where nothing answers, the key is
+ * refused or the answer is not an OpenAI-compatible API's.
  */
-export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal" | "timeoutSeconds">, base: string): Promise<ListedModel[] | undefined> {
+export async function readListing(
+  options: Pick<ProbeOptions, "apiKey" | "headers" | "signal" | "timeoutSeconds">,
+  base: string,
+): Promise<ListedModel[] | CliFailure> {
   const signals = [AbortSignal.timeout((options.timeoutSeconds ?? 60) * 1000), ...(options.signal ? [options.signal] : [])];
   let response: Response;
   let text: string;
   try {
     response = await fetch(`${base}/models`, {
-      headers: { accept: "application/json", ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+      headers: { ...options.headers, accept: "application/json", ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
       signal: AbortSignal.any(signals),
     });
     text = await response.text();
@@ -41,7 +47,7 @@ export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal
       `${base} answered GET /models with an HTML page (HTTP ${response.status}), not an OpenAI-compatible API; check the URL ends at the API root, usually /v1.`,
     );
   }
-  if (!response.ok) return undefined;
+  if (!response.ok) return listingFailure(base, response.status, text);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -59,6 +65,15 @@ export async function readListing(options: Pick<ProbeOptions, "apiKey" | "signal
     );
   }
   return data.filter((entry): entry is ListedModel => !!entry && typeof entry === "object" && typeof (entry as { id?: unknown }).id === "string");
+}
+
+/** The failure of a listing that answered an error status, with its status and words. */
+function listingFailure(base: string, status: number, text: string): CliFailure {
+  const words = messageIn(text);
+  const said = `${base} answered GET /models with HTTP ${status}: ${words || "no reason given"}`;
+  if (isModelLoading({ status, message: words }))
+    return new CliFailure("loading", `${said}. The server is still loading the model; try again once it has loaded.`);
+  return new CliFailure("unknownModel", `${said}; with no listing there is no model to choose from, so pass --model NAME.`);
 }
 
 function messageIn(text: string): string {

@@ -49,10 +49,16 @@ async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, r
   const apiKey = readApiKey(command.apiKeyEnv, io.env, "demo");
   if (command.baseUrl !== undefined && command.model !== undefined) {
     const listing = await readListing(
-      { ...(apiKey ? { apiKey } : {}), ...(io.signal ? { signal: io.signal } : {}), timeoutSeconds: 30 },
+      {
+        ...(apiKey ? { apiKey } : {}),
+        ...(command.headers ? { headers: command.headers } : {}),
+        ...(io.signal ? { signal: io.signal } : {}),
+        timeoutSeconds: 30,
+      },
       command.baseUrl.replace(/\/+$/, ""),
     );
-    if (listing && listing.length > 0 && !listing.some((entry) => entry.id === command.model)) {
+    // A listing that failed is no reason not to try: the run waits for a loading model and says what a refusal said.
+    if (Array.isArray(listing) && listing.length > 0 && !listing.some((entry) => entry.id === command.model)) {
       io.stderr.write(
         `agent-core: ${redactUrls(command.baseUrl)} does not list "${command.model}" (it lists ${listing
           .slice(0, 5)
@@ -67,6 +73,7 @@ async function demo(command: Extract<Command, { command: "demo" }>, io: CliIo, r
     ...(command.baseUrl !== undefined ? { baseUrl: command.baseUrl } : {}),
     ...(command.model !== undefined ? { model: command.model } : {}),
     ...(apiKey ? { apiKey } : {}),
+    ...(command.headers ? { headers: command.headers } : {}),
     ...(command.folder !== undefined ? { folder: command.folder } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
   });
@@ -79,6 +86,7 @@ async function probe(command: Extract<Command, { command: "probe" }>, io: CliIo,
     baseUrl: command.url,
     ...(command.model !== undefined ? { model: command.model } : {}),
     ...(apiKey ? { apiKey } : {}),
+    ...(command.headers ? { headers: command.headers } : {}),
     ...(keySalt ? { keySalt } : {}),
     ...(io.signal ? { signal: io.signal } : {}),
     ...(command.timeoutSeconds !== undefined ? { timeoutSeconds: command.timeoutSeconds } : {}),

@@ -60,6 +60,8 @@ export interface ProbeOptions {
   baseUrl: string;
   /** The key; absent sends none. */
   apiKey?: string;
+  /** Headers sent with every request of the probe (a router's routing header, say); never printed. */
+  headers?: Record<string, string>;
   /** The model; absent takes the first one the endpoint lists. */
   model?: string;
   /** The runtime the latches are learned in. @default a fresh one from createRuntime(), reset when the probe ends */

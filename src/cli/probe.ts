@@ -163,8 +163,12 @@ function probeJsonSchema(probe: Probe): Promise<ChatOutcome> {
   });
 }
 
-/** Runs the prefill probe: a trailing assistant message to carry on; a 400 or 422 for it latches assistantPrefill off. */
-async function probePrefill(probe: Probe): Promise<ChatOutcome> {
+/**
+ * Runs the prefill probe: a trailing assistant message to carry on; a 400 or 422 for it latches
+ * assistantPrefill off, unless it says what the first probe's failure said (then it is not about
+ * the prefill).
+ */
+async function probePrefill(probe: Probe, parameters: ChatOutcome): Promise<ChatOutcome> {
   const messages: Message[] = [
     { role: "user", content: "Count from one to five." },
     { role: "assistant", content: "One, two," },
@@ -172,7 +176,8 @@ async function probePrefill(probe: Probe): Promise<ChatOutcome> {
   const config = { model: probe.model, maxTokens: 16 };
   const outcome = await chat(probe, (supports, model) => buildBody(config, supports, model, messages));
   const status = statusOf(outcome.error);
-  if (outcome.error !== undefined && (status === 400 || status === 422) && isRefusal(outcome.error)) {
+  const same = parameters.error !== undefined && wordsOf(parameters.error) === wordsOf(outcome.error);
+  if (outcome.error !== undefined && (status === 400 || status === 422) && isRefusal(outcome.error) && !same) {
     probe.runtime.modelCapabilitiesFor(probe.options.baseUrl, probe.options.apiKey, probe.model).assistantPrefill = false;
   }
   return outcome;
@@ -189,7 +194,12 @@ async function findWindow(probe: Probe, entry: ListedModel | undefined, requests
   const listed = windowOf(meta?.n_ctx);
   if (listed !== undefined) return { tokens: listed, source: "the model listing (meta.n_ctx, the window each slot serves)" };
   const from = requests.length;
-  const endpoint = { baseUrl: probe.options.baseUrl, apiKey: probe.options.apiKey ?? "", model: probe.model };
+  const endpoint = {
+    baseUrl: probe.options.baseUrl,
+    apiKey: probe.options.apiKey ?? "",
+    model: probe.model,
+    ...(probe.options.headers ? { headers: probe.options.headers } : {}),
+  };
   const served = await probe.runtime.servedWindow(endpoint, probe.options.signal ? { signal: probe.options.signal } : {});
   if (served !== undefined) {
     const answered = requests.slice(from).filter((request) => request.status !== undefined && request.status < 300);
@@ -249,12 +259,17 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
   };
   try {
     progress("probing the model listing (GET /models)");
-    const listing = await readListing(options, base);
+    const listed = await readListing(options, base);
+    // A failing listing is the answer where the model was to come from it, or where the model is loading.
+    if (CliFailure.is(listed) && (listed.kind === "loading" || options.model === undefined)) throw listed;
+    if (CliFailure.is(listed)) progress(`${listed.message.replace(/; with no listing.*$/, "")}; probing ${options.model ?? ""} without the listing`);
+    const listing = Array.isArray(listed) ? listed : undefined;
     const model = options.model ?? listing?.[0]?.id;
     if (!model) throw new CliFailure("unknownModel", `${base} lists no models to choose from; pass --model NAME.`);
     if (!options.model && listing && listing.length > 1) progress(`no --model given: probing ${model}, the first of the ${listing.length} models listed`);
     const entry = listing?.find((item) => item.id === model);
-    const endpoint = { baseUrl: base, apiKey: options.apiKey ?? "", requestTimeoutSeconds: options.timeoutSeconds ?? 60 };
+    const headers = options.headers && Object.keys(options.headers).length > 0 ? { headers: options.headers } : {};
+    const endpoint = { baseUrl: base, apiKey: options.apiKey ?? "", requestTimeoutSeconds: options.timeoutSeconds ?? 60, ...headers };
     const probe: Probe = {
       runtime,
       client: runtime.getClient(endpoint),
@@ -301,7 +316,18 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
     progress("probing json_schema response_format (one chat request)");
     const json = await probeJsonSchema(probe);
     progress("probing assistant prefill (one chat request ending in an assistant message)");
-    const prefill = await probePrefill(probe);
+    const prefill = await probePrefill(probe, parameters);
+    const outcomes = [parameters, tools, json, prefill];
+    if (outcomes.every((outcome) => outcome.turn === undefined)) {
+      // Nothing reached a model: every refusal may be a router's or a proxy's, so none is a fact about the model.
+      const first = outcomes.find((outcome) => outcome.error !== undefined)?.error;
+      const failure = readFailure(first, base, model);
+      throw new CliFailure(
+        failure.kind,
+        `Every chat request of the probe failed, so nothing was learned and no snapshot is written; the first: ${failure.message}`,
+        first,
+      );
+    }
     const owner = typeof entry?.owned_by === "string" ? entry.owned_by : undefined;
     const evidence: ProbeEvidence = { parameters, tools, json, prefill, words: probe.words, toolName: PROBE_TOOL.function.name, ...(owner ? { owner } : {}) };
     // Every row and the snapshot are read off the records as the last probe left them.

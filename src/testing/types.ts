@@ -8,6 +8,26 @@ import type { ProfileName, RefusalKind } from "./profile-types.js";
 import type { RefusalConfig } from "./refusals.js";
 import type { TurnSpec } from "./turns.js";
 
+/**
+ * The broken replies the loopback endpoint can serve.
+ *
+ * - `htmlPage`: a 200 `text/html` page (a login wall, a proxy's block page) where the API was
+ *   expected; after output, the page's markup written into the stream before it closes.
+ * - `emptyStream`: a 200 event stream (or JSON body) that closes without a single event; after
+ *   output, only keep-alive comments follow before the close.
+ * - `cutStream`: a stream that closes cleanly with neither a finish reason nor `[DONE]`; not
+ *   streamed, a JSON body cut off part way.
+ * - `errorBesideChoice`: OpenRouter's upstream failure, an `error` object beside a choice whose
+ *   `finish_reason` is `"error"`.
+ * - `errorEmptyChoices`: a router's error chunk with `choices: []` (an upstream at capacity, 502).
+ * - `errorNoChoices`: OpenAI's `{ error }` with no `choices`, a `server_error`.
+ * - `rateLimitInStream`: OpenRouter's 429 sent inside the 200 stream.
+ */
+export type FaultShape = "htmlPage" | "emptyStream" | "cutStream" | "errorBesideChoice" | "errorEmptyChoices" | "errorNoChoices" | "rateLimitInStream";
+
+/** Where in the reply the fault comes: before any output, after some answer text, or part way through a tool call's arguments. */
+export type FaultPoint = "before" | "afterContent" | "inToolCall";
+
 /** One SSE event to send: an object is sent as `data: <json>`, a string as written. */
 export type ChunkSpec = Record<string, unknown> | string;
 
@@ -129,6 +149,12 @@ export interface EndpointOptions {
    * answered (a refused request leaves the cache as it was). @default false
    */
   prefixCache?: boolean;
+  /**
+   * Answer chat requests with a broken reply of this shape (see `fault`) before anything
+   * scripted: at `point` (default `"before"`), streamed where the request streams unless
+   * `streamed` says otherwise, for the first `times` requests (default every one).
+   */
+  fault?: { shape: FaultShape; point?: FaultPoint; streamed?: boolean; times?: number };
   /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
   respond?: (request: RecordedRequest) => Scripted | undefined;
   /** Overrides for other routes, keyed by `"GET /v1/models"`-style method and path. */

@@ -30,15 +30,26 @@ export interface ErrorDescription {
 }
 
 /**
- * The failure a stream chunk carries in place of a reply, as the body the SDK would build its
- * APIError from: OpenAI's `{ error }` beside no `choices`, or Baidu Qianfan's bare
- * `{ error_code, error_msg }` (its message under `message`); undefined for a reply chunk.
+ * The failure a stream chunk (or a body that did not stream) carries in place of a reply, as the
+ * body the SDK would build its APIError from; undefined for a reply chunk.
+ *
+ * Read per chunk, so it costs one property test on a reply: any `error` that is set is the
+ * failure, whatever else the chunk holds — OpenAI's `{ error }` with no `choices`, a router's
+ * error chunk with `choices: []`, and OpenRouter's `error` beside a choice whose `finish_reason`
+ * is `"error"` alike. Baidu Qianfan's bare `{ error_code, error_msg }` (its message under
+ * `message`) and DeepInfra's choiceless `{ error_type, error_message }` count where no reply is
+ * in the chunk.
  */
 export function streamedError(chunk: Record<string, unknown>): unknown {
-  if (chunk.choices !== undefined) return undefined;
-  if (chunk.error !== undefined && chunk.error !== null) return chunk.error;
+  const error = chunk.error;
+  if (error !== undefined && error !== null && error !== false && error !== "") return error;
+  const choices = chunk.choices;
+  if (Array.isArray(choices) && choices.length > 0) return undefined;
   if (typeof chunk.error_code === "number" && typeof chunk.error_msg === "string") {
     return { message: chunk.error_msg, error_code: chunk.error_code, error_msg: chunk.error_msg };
+  }
+  if (typeof chunk.error_message === "string" && chunk.error_message !== "") {
+    return { message: chunk.error_message, ...(typeof chunk.error_type === "string" ? { type: chunk.error_type } : {}) };
   }
   return undefined;
 }

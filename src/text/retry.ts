@@ -256,7 +256,9 @@ export function isTransient(error: unknown): boolean {
   if (networkCode(error)) return true;
   const description = describeError(error);
   if (isOverflow(error)) return false;
-  if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError")) return true;
+  // A stream that stopped before the wire said the reply was whole is a lost connection, however it stopped.
+  if (error instanceof Error && (error.name === "APIConnectionError" || error.name === "APIConnectionTimeoutError" || error.name === "StreamInterrupted"))
+    return true;
   const status = description.status;
   if (isQuotaSpent(description)) return false;
   // A rate limit inside a 200 body (Baidu's `{ error_code: 18 }`) or with no status at all.

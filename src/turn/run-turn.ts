@@ -245,8 +245,9 @@ export async function runTurnIn(
  *   `build(supports, model)` per attempt.
  * - A server still loading the model is asked again every `loadingPollMs` for up to
  *   `loadingTimeoutMs`, with one notice, without spending a retry.
- * - A transient failure (a dropped connection, a silent endpoint, a rate limit, including the
- *   429 that borrows overflow's words) is retried up to `maxRetries` times with backoff, and only
+ * - A transient failure (a dropped connection, a stream that stopped before it said it finished,
+ *   an empty one, a silent endpoint, a rate limit, including the 429 that borrows overflow's
+ *   words, in a status or inside the stream) is retried up to `maxRetries` times with backoff, and only
  *   while nothing was produced: once the model has started answering nothing is re-sent. The
  *   exception is a server fault sent inside the stream (a {@link StreamErrorEvent} with a 5xx
  *   code), which leaves the answer unusable however much of it was shown: it is re-sent within

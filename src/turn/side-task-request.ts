@@ -23,6 +23,8 @@ import { finiteNumber, isPlainRecord, positiveInteger } from "../text/guards.js"
 import { notify } from "../text/safe-calls.js";
 import { contentText } from "../text/content-text.js";
 import { applyCombinations } from "../wire/refusal-combination.js";
+import { streamedError } from "../text/error-body.js";
+import { StreamErrorEvent } from "../wire/stream.js";
 
 /** The temperature a side task is sent when nothing states one. */
 export const SIDE_TASK_TEMPERATURE = 0.3;
@@ -156,10 +158,21 @@ export function buildSideTaskBody(request: SideTaskRequest, supports: EndpointCa
   return body;
 }
 
-/** Reads a chat completion that did not stream into an answer; throws where it holds no choice. */
+/**
+ * Reads a chat completion that did not stream into an answer; throws where it holds no choice,
+ * and a {@link StreamErrorEvent} where the 200 body carries an error (beside its choices, as
+ * OpenRouter sends an upstream failure, or as a choice finishing with `"error"`).
+ */
 export function readCompletion(completion: unknown): SideTaskAnswer {
+  const failure = isPlainRecord(completion) ? streamedError(completion) : undefined;
   const choices = isPlainRecord(completion) ? completion.choices : undefined;
   const choice = Array.isArray(choices) ? choices[0] : undefined;
+  const failed =
+    failure ??
+    (isPlainRecord(choice) && choice.finish_reason === "error"
+      ? (choice.error ?? { message: 'The server ended the reply with finish_reason "error".' })
+      : undefined);
+  if (failed !== undefined) throw new StreamErrorEvent(isPlainRecord(failed) ? failed : { message: String(failed) }, { produced: false, events: 0 });
   if (!isPlainRecord(choice)) throw new TypeError("The endpoint answered without a choice.");
   const message = isPlainRecord(choice.message) ? choice.message : {};
   const text = stripThinking(contentText(message.content), ALL_FENCES).content.trim();

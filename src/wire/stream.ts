@@ -14,12 +14,14 @@ import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
 import { quoteGiven } from "../text/guards.js";
 import { SseSplitter } from "./sse.js";
-import { MalformedStreamEvent, TurnReader, type StreamTurnOptions } from "./turn-reader.js";
+import { UnexpectedReply } from "./unexpected-reply.js";
+import { TurnReader, type StreamTurnOptions } from "./turn-reader.js";
 import { EndpointSilent } from "../text/retry.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { MalformedStreamEvent, readTimings, readUsage, StreamErrorEvent } from "./turn-reader.js";
+export { UnexpectedReply, type UnexpectedReplyOptions } from "./unexpected-reply.js";
 export type { MalformedStreamEventOptions, Produced, StreamTurnOptions } from "./turn-reader.js";
 
 /** The longest delay a Node timer takes; anything longer fires at once. */
@@ -37,13 +39,17 @@ export interface StreamInterruptedOptions extends AgentCoreErrorOptions {
   produced: boolean;
   /** How many stream events had been read before the drop. */
   events: number;
+  /** The reply as read before the drop. */
+  partial?: Turn;
 }
 
 /**
- * The connection closed before the stream finished.
+ * The stream stopped before the wire said the reply was whole.
  *
- * Raised when the socket drops in the middle of a reply (not for a stream that ends cleanly
- * without `[DONE]`, which completes with what arrived). The transport's error is the `cause`.
+ * Raised when the socket drops in the middle of a reply (the transport's error is the `cause`),
+ * and when a stream ends cleanly with neither a finish reason nor `[DONE]`, an empty one
+ * included: what arrived is on `partial`, never an answer. It is a lost connection to every
+ * classifier, so it is re-sent while nothing has been shown.
  */
 export class StreamInterrupted extends AgentCoreError {
   override readonly name = "StreamInterrupted" as const;
@@ -51,6 +57,8 @@ export class StreamInterrupted extends AgentCoreError {
   readonly produced: boolean;
   /** How many stream events had been read before the drop. */
   readonly events: number;
+  /** The reply as read before the drop (text, reasoning, tool calls so far); never an answer. */
+  readonly partial?: Turn;
 
   static {
     brand(this, "StreamInterrupted");
@@ -64,6 +72,7 @@ export class StreamInterrupted extends AgentCoreError {
     });
     this.produced = options.produced;
     this.events = options.events;
+    if (options.partial !== undefined) this.partial = options.partial;
   }
 
   /** Tells a StreamInterrupted from anything else, also one from another copy of this package. */
@@ -139,6 +148,27 @@ class Watchdog {
   }
 }
 
+/**
+ * Says, on a 404 from the chat route, the full URL that was tried and, where the base URL has no
+ * version segment such as `/v1`, that it likely needs one; any other error comes back as it was.
+ */
+function withRouteHint(error: unknown, baseUrl: string): unknown {
+  if (!(error instanceof Error) || (error as { status?: unknown }).status !== 404) return error;
+  const url = `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  let path = "";
+  try {
+    path = new URL(baseUrl).pathname;
+  } catch {
+    // A base URL the SDK took is a URL; nothing to add where it is not.
+  }
+  const hint =
+    /\/v\d/.test(path) || /model/i.test(error.message)
+      ? ""
+      : ` The base URL has no /v1; most OpenAI-compatible servers serve the API under it: try ${baseUrl.replace(/\/+$/, "")}/v1.`;
+  error.message = `${error.message} (POST ${url}).${hint}`;
+  return error;
+}
+
 /** Refuses, with a TypeError naming the field and what was given, a turn that cannot be sent. */
 function checkStreamInput(client: unknown, body: unknown): void {
   if (!client || typeof client !== "object") throw new TypeError(`streamTurn needs an OpenAI client (getClient(endpoint)); given ${quoteGiven(client)}.`);
@@ -162,11 +192,15 @@ function checkStreamInput(client: unknown, body: unknown): void {
  * given one. `usage` and llama.cpp's `timings` are taken from the last chunk that carried them.
  *
  * With `idleMs` or `firstChunkMs` set, silence rejects with {@link EndpointSilent} and the SDK's
- * own request timer is switched off for the call. A stream that ends without `[DONE]` completes
- * with what arrived; a dropped connection rejects with {@link StreamInterrupted}; a data line
- * that is not JSON with {@link MalformedStreamEvent}; an error object inside the stream with
- * {@link StreamErrorEvent}, the SDK's APIError carrying the server's message and body; an
- * aborted `signal` with its reason.
+ * own request timer is switched off for the call. The turn is whole only when the wire says so:
+ * a finish reason, `[DONE]`, or a JSON completion with a choice. A stream that ends without
+ * either marker (an empty one included) or a dropped connection rejects with
+ * {@link StreamInterrupted}; a data line that is not JSON with {@link MalformedStreamEvent}; an
+ * error inside the stream (an `error` object in any chunk, a `finish_reason` of `"error"`) with
+ * {@link StreamErrorEvent}, the SDK's APIError carrying the server's message and body; a reply
+ * that is neither an event stream nor JSON, or JSON that is no completion, with
+ * {@link UnexpectedReply}; an aborted `signal` with its reason. A failure after output carries
+ * the reply so far as `partial`.
  * Whatever the outcome, the timers are cleared and the connection is released. A client that is
  * not an object, a body without `model` (config.model) or whose `messages` is not an array
  * rejects with a TypeError naming the field and what was given, before anything is sent.
@@ -227,28 +261,56 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
         .asResponse();
     } catch (error) {
       stopped();
-      throw error;
+      throw withRouteHint(error, client.baseURL);
     }
     if (failed.failure !== undefined) await response.body?.cancel().catch(() => undefined);
     stopped();
     const turn = new TurnReader(options, started, now, () => watchdog.started(), response.headers);
     doneSeen = () => turn.done;
     const type = response.headers.get("content-type") ?? "";
-    if (response.body === null) return turn.finish(now() - started);
-    if (type.includes("application/json")) {
+    /** Rejects a stream that ended before the wire said the reply was whole. */
+    const cut = (): StreamInterrupted =>
+      new StreamInterrupted({
+        produced: turn.produced,
+        events: turn.events,
+        partial: turn.partial(now() - started),
+        message:
+          turn.events === 0
+            ? `The stream from ${response.url} ended without a single event: an empty reply.`
+            : `The stream from ${response.url} ended after ${turn.events} event${turn.events === 1 ? "" : "s"} with neither a finish reason nor [DONE]: the reply was cut off.`,
+      });
+    if (response.body === null) throw cut();
+    const json = type.includes("json");
+    if (!json && type !== "" && !type.includes("event-stream")) {
+      const page = await response.text().catch(() => "");
+      throw new UnexpectedReply({ status: response.status, contentType: type, url: response.url, body: page });
+    }
+    if (json) {
       // A server that ignored stream: true and answered the whole completion at once.
       const text = await response.text().catch((error: unknown) => {
         stopped();
         throw new StreamInterrupted({ produced: false, events: 0, cause: error });
       });
       stopped();
+      if (text.trim() === "") throw cut();
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new MalformedStreamEvent({ line: text, cause: error });
+        // A completion body that stops part way is a reply cut off, as a stream without its end is.
+        const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+        throw new StreamInterrupted({
+          produced: false,
+          events: 0,
+          cause: error,
+          message: `The completion body from ${response.url} is not whole JSON (cut off?): ${excerpt}`,
+        });
       }
       if (isRecord(parsed)) turn.chunk(parsed);
+      const choice = isRecord(parsed) && Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;
+      if (!isRecord(choice) || !isRecord(choice.message ?? choice.delta)) {
+        throw new UnexpectedReply({ status: response.status, contentType: type, url: response.url, body: text });
+      }
       return turn.finish(now() - started);
     }
 
@@ -284,6 +346,7 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
         afterDone = setTimeout(() => open.cancel().catch(() => undefined), AFTER_DONE_MS);
       }
     }
+    if (!turn.finished) throw cut();
     finished = true;
     return turn.finish(now() - started);
   } finally {

@@ -239,7 +239,11 @@ export class TurnReader {
         const delta = choice.delta ?? choice.message;
         if (isRecord(delta)) this.#delta(delta);
         const finish = choice.finish_reason;
-        if (typeof finish === "string" && finish !== "") this.finishReason = finish;
+        if (typeof finish === "string" && finish !== "") {
+          // OpenRouter ends a reply that failed upstream with finish_reason "error".
+          if (finish === "error") throw this.#streamError(choice.error ?? { message: 'The server ended the reply with finish_reason "error".' });
+          this.finishReason = finish;
+        }
       }
     }
     if (isRecord(chunk.usage)) this.usage = chunk.usage;
@@ -249,7 +253,8 @@ export class TurnReader {
   /** The error a stream reported inside a 200, as the SDK would have raised it, with what came before. */
   #streamError(error: unknown): StreamErrorEvent {
     const body = isRecord(error) ? error : { message: String(error) };
-    return new StreamErrorEvent(body, { produced: this.produced, events: this.events, ...(this.#headers ? { headers: this.#headers } : {}) });
+    const partial = this.partial(this.#now() - this.#started);
+    return new StreamErrorEvent(body, { produced: this.produced, events: this.events, partial, ...(this.#headers ? { headers: this.#headers } : {}) });
   }
 
   #carried(): void {
@@ -339,9 +344,19 @@ export class TurnReader {
     if (args !== undefined && args !== "") call.arguments += args;
   }
 
+  /** Whether the wire said the reply is whole: `[DONE]` or a finish reason arrived. */
+  get finished(): boolean {
+    return this.done || this.finishReason !== "";
+  }
+
   /** The stream has ended: flushes the fence splitter and builds the turn. */
   finish(durationMs: number): Turn {
     if (this.#splitter !== undefined) this.#split(this.#splitter.end());
+    return this.partial(durationMs);
+  }
+
+  /** The turn as read so far, held-back text left unsaid: what a failure carries as its `partial`. */
+  partial(durationMs: number): Turn {
     const newCallId = this.#options.newCallId ?? defaultCallId;
     const toolCalls: ToolCall[] = [...this.#calls]
       .sort((a, b) => a.index - b.index)
@@ -380,15 +395,18 @@ export class StreamErrorEvent extends APIError {
   readonly produced: boolean;
   /** How many stream events had been read before the error. */
   readonly events: number;
-  /** True where the server blames itself: a 5xx code or a `server_error` type in the event. */
+  /** True where the server blames itself: a 5xx code, or `server_error` as the event's type or code. */
   readonly serverFault: boolean;
+  /** The reply as read before the error (text, reasoning, tool calls so far); never an answer. */
+  readonly partial?: Turn;
 
-  constructor(error: Record<string, unknown>, options: { produced: boolean; events: number; headers?: Headers }) {
+  constructor(error: Record<string, unknown>, options: { produced: boolean; events: number; headers?: Headers; partial?: Turn }) {
     super(undefined, error, undefined, options.headers ?? new Headers());
     this.produced = options.produced;
     this.events = options.events;
+    if (options.partial !== undefined) this.partial = options.partial;
     const code = typeof error.code === "number" ? error.code : Number.NaN;
-    this.serverFault = (code >= 500 && code < 600) || error.type === "server_error";
+    this.serverFault = (code >= 500 && code < 600) || error.type === "server_error" || error.code === "server_error";
   }
 
   /** Tells a StreamErrorEvent from anything else without relying on instanceof. */

@@ -74,9 +74,31 @@ describe("streamedError", () => {
       error_code: 18,
       error_msg: "Open api qps request limit reached",
     });
-    expect(streamedError({ choices: [], error: { message: "beside a reply" } })).toBeUndefined();
     expect(streamedError({ choices: [{ delta: { content: "a" } }] })).toBeUndefined();
+    expect(streamedError({ choices: [{ delta: { content: "a" } }], error: null })).toBeUndefined();
     expect(streamedError({ error: null })).toBeUndefined();
     expect(streamedError({ error_code: "18", error_msg: "a string code is another family's" })).toBeUndefined();
+  });
+});
+
+describe("streamedError beside choices", () => {
+  it("finds an error beside empty choices, beside OpenRouter's finishing choice, and DeepInfra's choiceless fields", () => {
+    // A router's error chunk with `choices: []` (OmniRoute PR #8210, an OpenRouter upstream capacity error).
+    expect(streamedError({ choices: [], error: { message: "Worker local total request limit reached (33/32)", code: 502 } })).toEqual({
+      message: "Worker local total request limit reached (33/32)",
+      code: 502,
+    });
+    // OpenRouter's documented mid-stream error: `error` beside a choice finishing with "error".
+    const openRouter = {
+      error: { code: "server_error", message: "Provider disconnected unexpectedly" },
+      choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+    };
+    expect(streamedError(openRouter)).toEqual({ code: "server_error", message: "Provider disconnected unexpectedly" });
+    // DeepInfra's choiceless error fields (NousResearch/hermes-agent PR #86635).
+    expect(streamedError({ choices: null, error_type: "BadRequestError", error_message: "context too long" })).toEqual({
+      message: "context too long",
+      type: "BadRequestError",
+    });
+    expect(streamedError({ error: "" })).toBeUndefined();
   });
 });

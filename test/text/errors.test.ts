@@ -228,6 +228,13 @@ const cases: Case[] = [
     fields: { produced: true, events: 3 },
   },
   {
+    name: "UnexpectedReply",
+    chain: ["UnexpectedReply", "AgentCoreError"],
+    make: (copy, extra) =>
+      new copy.UnexpectedReply({ status: 200, contentType: "text/html", url: "http://127.0.0.1:1/v1/chat/completions", body: "<h1>Sign in</h1>", ...extra }),
+    fields: { status: 200, contentType: "text/html", url: "http://127.0.0.1:1/v1/chat/completions", body: "Sign in" },
+  },
+  {
     name: "CompactionMismatch",
     chain: ["CompactionMismatch", "AgentCoreError"],
     make: (copy, extra) => new copy.CompactionMismatch({ through: 4, length: 3, ...extra }),

@@ -11,6 +11,7 @@ import {
   MalformedStreamEvent,
   StreamErrorEvent,
   StreamInterrupted,
+  UnexpectedReply,
   readUsage,
   streamTurn,
   type Produced,
@@ -587,12 +588,51 @@ describe("streamTurn", () => {
       await expect(streamTurn(client, body)).rejects.toThrow(/upstream went away/);
     });
 
-    it("completes with what arrived when the stream ends without [DONE]", async () => {
+    it("rejects a page that is not the API, and JSON that is no completion, with UnexpectedReply naming type, URL and words", async () => {
+      const { server, client } = await endpoint();
+      server.script({
+        kind: "json",
+        status: 200,
+        body: "<!DOCTYPE html><html><head><title>Access denied</title></head><body><h1>Sign in to continue</h1></body></html>",
+      });
+      const page = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(UnexpectedReply.is(page)).toBe(true);
+      expect(page).toMatchObject({ status: 200, contentType: "text/html; charset=utf-8", url: `${server.baseUrl}/chat/completions` });
+      expect((page as Error).message).toContain("Access denied: Sign in to continue");
+      expect(isTransient(page)).toBe(false);
+      server.script({ kind: "json", status: 200, body: { object: "list", data: [] } });
+      const other = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(UnexpectedReply.is(other)).toBe(true);
+      expect((other as Error).message).toContain('{"object":"list","data":[]}');
+    });
+
+    it("names the URL tried on a 404 from the chat route, and the /v1 a base URL without one likely needs", async () => {
+      const { server } = await endpoint();
+      const bare = getClientIn(state, { baseUrl: server.origin });
+      const missing = await streamTurn(bare, body).catch((caught: unknown) => caught);
+      expect((missing as { status?: number }).status).toBe(404);
+      expect((missing as Error).message).toContain(`(POST ${server.origin}/chat/completions). The base URL has no /v1`);
+      expect((missing as Error).message).toContain(`try ${server.origin}/v1.`);
+      const wrong = getClientIn(state, { baseUrl: `${server.origin}/v1/extra` });
+      const named = await streamTurn(wrong, body).catch((caught: unknown) => caught);
+      expect((named as Error).message).toContain(`(POST ${server.origin}/v1/extra/chat/completions).`);
+      expect((named as Error).message).not.toContain("has no /v1");
+    });
+
+    it("completes on a finish reason without [DONE], and rejects a stream that ends with neither", async () => {
       const { server, client } = await endpoint();
       server.script({ kind: "stream", chunks: [chunk({ content: "all " }), chunk({ content: "there" }, "stop")], done: false });
       expect(await streamTurn(client, body)).toMatchObject({ content: "all there", finishReason: "stop" });
       server.script({ kind: "stream", chunks: [chunk({ content: "no finish" })], done: false });
-      expect(await streamTurn(client, body)).toMatchObject({ content: "no finish", finishReason: "" });
+      const cut = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(StreamInterrupted.is(cut)).toBe(true);
+      expect(cut).toMatchObject({ produced: true, events: 1, partial: { content: "no finish", finishReason: "" } });
+      expect((cut as Error).message).toContain("neither a finish reason nor [DONE]");
+      expect(isTransient(cut)).toBe(true);
+      server.script({ kind: "stream", chunks: [], done: false });
+      const empty = await streamTurn(client, body).catch((caught: unknown) => caught);
+      expect(empty).toMatchObject({ name: "StreamInterrupted", produced: false, events: 0 });
+      expect((empty as Error).message).toContain(`${server.baseUrl}/chat/completions ended without a single event`);
     });
 
     it("rejects a data line that is not JSON, and joins an event spread over two data lines", async () => {
