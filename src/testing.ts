@@ -193,6 +193,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       const body = options.props !== undefined ? options.props : family.props(firstModelId(), window);
       if (body !== null) return sendJson(response, 200, body);
     }
+    if (method === "GET" && path === "/api/ps" && family.loadedModels) return sendJson(response, 200, family.loadedModels(firstModelId(), window));
     if (method === "GET" && path === "/api/v0/models") {
       const body = options.lmstudioModels !== undefined ? options.lmstudioModels : family.lmstudioModels(firstModelId(), window);
       if (body !== null) return sendJson(response, 200, body);

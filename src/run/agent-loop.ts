@@ -24,7 +24,7 @@ import { prepare } from "./agent-loop/prepare.js";
 import { heldRequests, readResume, settleOpen } from "./agent-loop/resume.js";
 import { checkLoopInput, explainUnreachable } from "./agent-loop/inputs.js";
 import { connect, openRun, type LoopEndpoint, type LoopRun } from "./agent-loop/run.js";
-import { sendStep } from "./agent-loop/step.js";
+import { sendStepFitting } from "./agent-loop/overflow-retry.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 
 export type { PreselectRequest, PreselectTools } from "./agent-loop/preselection.js";
@@ -53,7 +53,7 @@ async function runSteps(run: LoopRun, endpoint: LoopEndpoint, from: number, excl
     if (signal?.aborted) throw signal.reason;
     await compactIfNeeded(run, endpoint);
     await applyBeforeStep(run, step);
-    const turn = await sendStep(run, endpoint, step, exclusive);
+    const turn = await sendStepFitting(run, endpoint, step, exclusive);
     exclusive = false;
     const calls = await tellReply(run, turn, step);
     if (calls.length === 0) return finish(run);

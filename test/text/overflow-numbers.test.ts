@@ -73,7 +73,7 @@ describe("overflowNumbers", () => {
   });
 
   it("never throws, on hostile shapes and generated text", () => {
-    for (const shape of ERROR_SHAPES) expect(() => overflowNumbers(shape)).not.toThrow();
+    for (const shape of ERROR_SHAPES) expect(() => overflowNumbers({ status: 400, error: { message: shape.build(3000) } })).not.toThrow();
     fc.assert(
       fc.property(fc.anything(), fc.string(), (value, text) => {
         const numbers = overflowNumbers(value);
