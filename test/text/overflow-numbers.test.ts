@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { APIError } from "openai";
@@ -45,6 +46,15 @@ describe("overflowNumbers", () => {
   it("reads llama.cpp's n_ctx and n_prompt_tokens through the SDK's APIError", () => {
     const body = refusalWording(PROFILES["llama.cpp"], "contextOverflow").body({ model: "m", promptTokens: 5000, window: 4096 });
     expect(overflowNumbers(apiError(400, body))).toEqual({ limit: 4096, requested: 5000 });
+  });
+
+  it("reads the body llama-server answered with, as recorded", () => {
+    const recorded = JSON.parse(readFileSync(new URL("../fixtures/llama.cpp/overflow.json", import.meta.url), "utf8")) as {
+      exchanges: Record<string, { response: { status: number; body: unknown } }>;
+    };
+    for (const { response } of Object.values(recorded.exchanges)) {
+      expect(overflowNumbers(apiError(response.status, response.body))).toEqual({ limit: 512, requested: 831 });
+    }
   });
 
   it("reads the sentences of vLLM, OpenAI, OpenRouter and LM Studio as their profiles word them", () => {
