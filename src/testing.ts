@@ -250,6 +250,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       });
       return;
     }
+    // Ollama cuts a longer prompt to the loaded window and answers 200 with the count it kept
+    // (https://github.com/ollama/ollama/issues/7987: prompt_eval_count equals the context size).
     const reported = family.name === "ollama" ? Math.min(promptTokens, window) : promptTokens;
     await send(response, scripted, recorded, { prompt: reported, cached });
   }

@@ -63,7 +63,11 @@ function trustedUntil(entry: Record<string, unknown>, at: number): number {
  * list of models, is not asked again for the life of the runtime. Never rejects but for the
  * caller's abort.
  */
-export async function loadedWindowIn(state: RuntimeState, endpoint: Endpoint & { model: string }, options: LoadedWindowOptions = {}): Promise<LoadedWindowAnswer> {
+export async function loadedWindowIn(
+  state: RuntimeState,
+  endpoint: Endpoint & { model: string },
+  options: LoadedWindowOptions = {},
+): Promise<LoadedWindowAnswer> {
   const now = options.now ?? Date.now;
   const cache = slotOf(state, WINDOWS);
   if (typeof endpoint?.baseUrl !== "string" || typeof endpoint.model !== "string") return { asked: false };

@@ -19,7 +19,12 @@ export function summariserOf(run: LoopRun): ReturnType<typeof defaultSummariser>
  * Folds the transcript along a plan with the run's summariser and hooks; `forced` where the
  * endpoint already refused the request as too big. Answers whether the transcript changed. @internal
  */
-export async function foldTranscript(run: LoopRun, plan: CompactionPlan, summarise: NonNullable<ReturnType<typeof summariserOf>>, forced: boolean): Promise<boolean> {
+export async function foldTranscript(
+  run: LoopRun,
+  plan: CompactionPlan,
+  summarise: NonNullable<ReturnType<typeof summariserOf>>,
+  forced: boolean,
+): Promise<boolean> {
   const { settings, options } = run;
   const hooks = settings.hooks
     ? { run: settings.hooks.run, ...(settings.hooks.context ? { context: settings.hooks.context } : {}), onNote: run.onNotice }

@@ -21,7 +21,9 @@ async function loadedWindow(run: LoopRun): Promise<number | undefined> {
   const answer = await loadedWindowIn(run.state, config, { ...(options.signal ? { signal: options.signal } : {}), now: settings.now });
   if (answer.garbage && !run.served.unreadableSaid) {
     run.served.unreadableSaid = true;
-    run.onNotice("The endpoint's /api/ps did not answer with a list of loaded models, so the window it serves is not known; the run goes on with the window it was given.");
+    run.onNotice(
+      "The endpoint's /api/ps did not answer with a list of loaded models, so the window it serves is not known; the run goes on with the window it was given.",
+    );
   }
   return answer.window;
 }

@@ -132,7 +132,9 @@ describe("the window Ollama serves, in the loop", () => {
 
   it("takes an entry whose window is zero or absent as unknown", async () => {
     for (const context_length of [0, undefined, "lots"]) {
-      const h = await harness({ routes: { "GET /api/ps": { kind: "json", body: { models: [{ name: `${MODEL}:latest`, model: `${MODEL}:latest`, context_length }] } } } });
+      const h = await harness({
+        routes: { "GET /api/ps": { kind: "json", body: { models: [{ name: `${MODEL}:latest`, model: `${MODEL}:latest`, context_length }] } } },
+      });
       h.server.script(answer());
       const result = await h.run({ messages: [{ role: "user", content: long(300) }] });
       expect(result.status).toBe("answered");
@@ -142,7 +144,12 @@ describe("the window Ollama serves, in the loop", () => {
 
   it("asks nothing and says nothing where the reply reports no prompt count", async () => {
     const h = await harness();
-    h.server.script({ kind: "stream", chunks: [{ id: "c", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [{ index: 0, delta: { content: "Hi." }, finish_reason: "stop" }] }] });
+    h.server.script({
+      kind: "stream",
+      chunks: [
+        { id: "c", object: "chat.completion.chunk", created: 1, model: MODEL, choices: [{ index: 0, delta: { content: "Hi." }, finish_reason: "stop" }] },
+      ],
+    });
     const result = await h.run({ messages: [{ role: "user", content: long(300) }] });
     expect(result.status).toBe("answered");
     expect(h.asked("/api/ps")).toBe(0);
