@@ -39,6 +39,8 @@ export interface LoadedWindowOptions {
   signal?: AbortSignal;
   /** The clock the cache is timed on, in epoch milliseconds. @default Date.now */
   now?: () => number;
+  /** Ask again past a kept miss (a model not listed yet), as after a reply shows the model loaded; a kept window still answers. @default false */
+  fresh?: boolean;
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -73,7 +75,8 @@ export async function loadedWindowIn(
   if (typeof endpoint?.baseUrl !== "string" || typeof endpoint.model !== "string") return { asked: false };
   const key = windowKeyOf(endpoint.baseUrl, endpoint.apiKey, endpoint.model);
   const kept = cache.loaded?.get(key);
-  if (kept && now() < kept.until) return { ...(kept.window !== undefined ? { window: kept.window } : {}), asked: false };
+  if (kept && now() < kept.until && (kept.window !== undefined || options.fresh !== true))
+    return { ...(kept.window !== undefined ? { window: kept.window } : {}), asked: false };
   let origin: string;
   try {
     origin = nativeBase(endpoint.baseUrl);

@@ -81,6 +81,21 @@ describe("loadedWindowIn", () => {
     expect(asked(ollama.server)).toBe(2);
   });
 
+  it("asks again past a kept miss when asked fresh, but answers a kept window from the cache", async () => {
+    let listed = false;
+    const { server, state } = await start({
+      profile: "ollama",
+      routes: { "GET /api/ps": () => ({ kind: "json" as const, body: { models: listed ? [{ name: "m:latest", context_length: 2048 }] : [] } }) },
+    });
+    const endpoint = { baseUrl: server.baseUrl, model: "m" };
+    expect(await loadedWindowIn(state, endpoint)).toEqual({ asked: true });
+    expect(await loadedWindowIn(state, endpoint)).toEqual({ asked: false });
+    listed = true;
+    expect(await loadedWindowIn(state, endpoint, { fresh: true })).toEqual({ window: 2048, asked: true });
+    expect(await loadedWindowIn(state, endpoint, { fresh: true })).toEqual({ window: 2048, asked: false });
+    expect(asked(server)).toBe(2);
+  });
+
   it("falls back to unknown on a server error, and rejects only with the caller's abort", async () => {
     const { server, state } = await start({ profile: "ollama", routes: { "GET /api/ps": { kind: "error", status: 500, body: { error: "boom" } } } });
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };

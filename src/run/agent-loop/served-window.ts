@@ -16,9 +16,9 @@ const SUSPECT_RATIO = 1.2;
 const CUT_MARGIN = 1.1;
 
 /** The window Ollama has the run's model loaded with, from the runtime's cache or `/api/ps`; says once per run when that cannot be read. */
-async function loadedWindow(run: LoopRun): Promise<number | undefined> {
+async function loadedWindow(run: LoopRun, fresh = false): Promise<number | undefined> {
   const { config, options, settings } = run;
-  const answer = await loadedWindowIn(run.state, config, { ...(options.signal ? { signal: options.signal } : {}), now: settings.now });
+  const answer = await loadedWindowIn(run.state, config, { ...(options.signal ? { signal: options.signal } : {}), now: settings.now, fresh });
   if (answer.garbage && !run.served.unreadableSaid) {
     run.served.unreadableSaid = true;
     run.onNotice(
@@ -50,7 +50,8 @@ export async function sizingWindow(run: LoopRun): Promise<number | undefined> {
 export function promptCheck(run: LoopRun, step: number): (count: PromptCount) => Promise<boolean> {
   return async ({ reported, estimate }) => {
     if (!(reported > 0) || !(estimate >= reported * SUSPECT_RATIO)) return false;
-    const window = (await loadedWindow(run)) ?? revealedWindowIn(run.state, run.config, run.config.model);
+    // The model has just answered, so it is loaded now even where the list lacked it before the request.
+    const window = (await loadedWindow(run, true)) ?? revealedWindowIn(run.state, run.config, run.config.model);
     if (window === undefined || reported > window || reported < window / 2) return false;
     if (estimate > window * CUT_MARGIN) {
       run.served.countCut = true;

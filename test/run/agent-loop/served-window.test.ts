@@ -110,13 +110,49 @@ describe("the window Ollama serves, in the loop", () => {
     expect(h.asked("/api/ps")).toBe(1);
   });
 
+  it("reports a cut on a model not loaded before the first request, and folds the next step to the window", async () => {
+    let loaded = false;
+    const h = await harness({
+      routes: {
+        "GET /api/ps": () => ({
+          kind: "json" as const,
+          body: { models: loaded ? [{ name: `${MODEL}:latest`, model: `${MODEL}:latest`, context_length: WINDOW }] : [] },
+        }),
+      },
+    });
+    h.server.script(turn({ toolCalls: [{ name: "read", arguments: { path: "a" }, id: "call_a" }] }), answer());
+    const messages: Message[] = [
+      { role: "user", content: long(150) },
+      { role: "assistant", content: long(150) },
+      { role: "user", content: "Now read a." },
+    ];
+    const summarised: Message[][] = [];
+    const result = await h.run({
+      messages,
+      tools: [read],
+      compact: true,
+      sideTasks: { summarise: (folded) => (summarised.push(folded), "An earlier talk about lorem ipsum.") },
+      // Ollama loads the model for its first request.
+      onRequest: () => void (loaded = true),
+    });
+    // The list was asked before the first request (not loaded yet) and again once the reply showed the cut.
+    expect(result.status).toBe("answered");
+    const [first, second] = h.server.chatRequests();
+    expect(first!.promptTokens).toBeGreaterThan(WINDOW);
+    expect(h.notices.filter((text) => text.includes(`cut the prompt to its ${WINDOW}-token window`))).toHaveLength(1);
+    expect(h.notices.join("\n")).toMatch(/The next request is folded to fit it/);
+    expect(summarised).toHaveLength(1);
+    expect(second!.promptTokens).toBeLessThan(WINDOW);
+  });
+
   it("sizes nothing against a model /api/ps does not list, and says nothing", async () => {
     const h = await harness({ routes: { "GET /api/ps": { kind: "json", body: { models: [] } } } });
     h.server.script(answer());
     const result = await h.run({ messages: [{ role: "user", content: long(300) }], compact: true, sideTasks: { summarise: () => "unused" } });
     expect(result.status).toBe("answered");
     expect(h.notices.join("\n")).not.toMatch(/cut the prompt|api\/ps/);
-    expect(h.asked("/api/ps")).toBe(1);
+    // Once to size the first request, once more when the count came back under the estimate.
+    expect(h.asked("/api/ps")).toBe(2);
   });
 
   it("falls back on an /api/ps that answers garbage, with one notice, and does not ask it again", async () => {
