@@ -103,7 +103,7 @@ export type { CapabilityBounds } from "./wire/capability-bounds.js";
 
 // run-turn
 export { runTurn } from "./turn/run-turn.js";
-export type { RunTurnOptions, BuildRequest } from "./turn/run-turn.js";
+export type { RunTurnOptions, BuildRequest, PromptCount } from "./turn/run-turn.js";
 
 // side-task
 export { ask, askReply, askJson, parseJson, summariser, taskCall } from "./turn/side-task.js";

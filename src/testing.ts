@@ -208,6 +208,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       const body = options.props !== undefined ? options.props : family.props(firstModelId(), window);
       if (body !== null) return sendJson(response, 200, body);
     }
+    if (method === "GET" && path === "/api/ps" && family.loadedModels) return sendJson(response, 200, family.loadedModels(firstModelId(), window));
     if (method === "GET" && path === "/api/v0/models") {
       const body = options.lmstudioModels !== undefined ? options.lmstudioModels : family.lmstudioModels(firstModelId(), window);
       if (body !== null) return sendJson(response, 200, body);
@@ -269,6 +270,8 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
       });
       return;
     }
+    // Ollama cuts a longer prompt to the loaded window and answers 200 with the count it kept
+    // (https://github.com/ollama/ollama/issues/7987: prompt_eval_count equals the context size).
     const reported = family.name === "ollama" ? Math.min(promptTokens, window) : promptTokens;
     await send(response, scripted, recorded, { prompt: reported, cached });
   }

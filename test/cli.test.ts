@@ -316,7 +316,12 @@ const CASES: Record<ProfileName, ProfileCase> = {
     expected: { window: "supported", ...everything, usageInStream: "ignored", grammar: "supported", strictSchemas: "ignored" },
     window: /\/api\/v0\/models/,
   },
-  ollama: { refuse: {}, callsAsText: true, expected: { window: "unknown", ...everything, toolCalls: "as text" }, window: /unknown/ },
+  ollama: {
+    refuse: {},
+    callsAsText: true,
+    expected: { window: "supported", ...everything, toolCalls: "as text" },
+    window: /the server's own \/api\/ps \(context_length\)/,
+  },
   openrouter: {
     refuse: { tools: true },
     expected: { window: "supported", ...everything, strictSchemas: "unknown", toolCalls: "refused" },

@@ -204,7 +204,7 @@ async function findWindow(probe: Probe, entry: ListedModel | undefined, requests
   if (served !== undefined) {
     const answered = requests.slice(from).filter((request) => request.status !== undefined && request.status < 300);
     const route = answered.map((request) => request.path.split("?")[0]).pop() ?? "";
-    const field = route.endsWith("/props") ? "default_generation_settings.n_ctx" : "loaded_context_length";
+    const field = route.endsWith("/props") ? "default_generation_settings.n_ctx" : route.endsWith("/api/ps") ? "context_length" : "loaded_context_length";
     return { tokens: served, source: `the server's own ${route || "API"} (${field})` };
   }
   const trained = windowOf(meta?.n_ctx_train);
@@ -279,7 +279,7 @@ export async function probeEndpoint(options: ProbeOptions): Promise<ProbeReport>
       tokens: { prompt: 0, completion: 0, unreported: 0 },
       words: {},
     };
-    progress("probing the served window (the listing, then /props or /api/v0/models)");
+    progress("probing the served window (the listing, then /props, /api/v0/models or /api/ps)");
     const window = await findWindow(probe, entry, counted.requests);
     const findings: ProbeFinding[] = [
       {

@@ -6,8 +6,9 @@
  * This file holds the order things happen in; each step is a function of its own in
  * run/agent-loop/, all of them reading and extending one {@link LoopRun}: the settings resolved
  * once (settings), the run opened and its endpoint found (run), the hooks and the shortlist
- * before the first request (prepare), the fold and beforeStep before each (compact), one
- * step's request and its reply (step), the reply told and its calls run (calls, each call
+ * before the first request (prepare), the fold and beforeStep before each (compact, sized by
+ * served-window), one step's request and its reply (step, folded and sent again on an endpoint's
+ * overflow by overflow-retry), the reply told and its calls run (calls, each call
  * checked first: checks), and the result, the pause before calls that wait for a person, or the
  * documented error at the end (finish, with what a pause saves in capture). A paused run is
  * taken up again by resumeAgentLoop (resume), which finishes the paused step and goes on with
@@ -24,7 +25,7 @@ import { prepare } from "./agent-loop/prepare.js";
 import { heldRequests, readResume, settleOpen } from "./agent-loop/resume.js";
 import { checkLoopInput, explainUnreachable } from "./agent-loop/inputs.js";
 import { connect, openRun, type LoopEndpoint, type LoopRun } from "./agent-loop/run.js";
-import { sendStep } from "./agent-loop/step.js";
+import { sendStepFitting } from "./agent-loop/overflow-retry.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 
 export type { PreselectRequest, PreselectTools } from "./agent-loop/preselection.js";
@@ -53,7 +54,7 @@ async function runSteps(run: LoopRun, endpoint: LoopEndpoint, from: number, excl
     if (signal?.aborted) throw signal.reason;
     await compactIfNeeded(run, endpoint);
     await applyBeforeStep(run, step);
-    const turn = await sendStep(run, endpoint, step, exclusive);
+    const turn = await sendStepFitting(run, endpoint, step, exclusive);
     exclusive = false;
     const calls = await tellReply(run, turn, step);
     if (calls.length === 0) return finish(run);
@@ -108,6 +109,12 @@ export async function resumeAgentLoopIn(state: RuntimeState, given: ResumeAgentL
  * and an `approve` policy may deny a call or hold it for a person: a step with held calls runs
  * the rest and comes back with `status: "awaiting-approval"`, the held calls as `pending` and a
  * plain-JSON `state` that resumeAgentLoop continues, in this process or another.
+ *
+ * With `compact: true` the transcript is folded once the window is filling — the smallest of
+ * `config.contextLength`, a window an endpoint's overflow named, and the one Ollama has the model
+ * loaded with — and a step the endpoint refuses as too big is folded to the window the refusal
+ * named and sent once more. A prompt Ollama cut to its window is said as a notice and not
+ * calibrated from.
  *
  * Throws only ToolIterationLimit (after `maxToolIterations` tool-calling steps, 20 where the
  * config states none), AgentLoopOverflow (a request too big for the window) or AgentLoopError

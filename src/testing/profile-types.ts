@@ -219,6 +219,8 @@ export interface Profile {
   openRoutes: readonly string[];
   /** LM Studio's `/api/v0/models` body, or null where the family has no such route. */
   lmstudioModels: (id: string, window: number) => unknown;
+  /** Ollama's `/api/ps` body (the models loaded, each with its window); absent where the family has no such route. */
+  loadedModels?: (id: string, window: number) => unknown;
   /** The answer to a route the family does not serve. */
   notFound: (method: string, path: string) => { status: number; body: unknown; source: string };
   /** How the family streams. */

@@ -216,6 +216,25 @@ export const PROFILES: Readonly<Record<ProfileName, Profile>> = deepFreeze({
     modelEntry: (id) => ({ id, object: "model", created, owned_by: "library" }),
     props: () => null,
     lmstudioModels: () => null,
+    // ollama/ollama server/routes.go (PsHandler) and api/types.go (ProcessModelResponse): each loaded
+    // model with the window it was loaded with; a bare name is listed under its :latest tag.
+    loadedModels: (id, window) => {
+      const name = id.includes(":") ? id : `${id}:latest`;
+      return {
+        models: [
+          {
+            name,
+            model: name,
+            size: 5_137_025_024,
+            digest: "a2af6cc3eb7fa8be8504abaf9b04e88f17a119ec3f04a3addf55f92841195f5a",
+            details: { parent_model: "", format: "gguf", family: "llama", families: ["llama"], parameter_size: "8.0B", quantization_level: "Q4_K_M" },
+            expires_at: new Date(Date.now() + 300_000).toISOString(),
+            size_vram: 5_137_025_024,
+            context_length: window,
+          },
+        ],
+      };
+    },
     ...PLAIN,
     unauthorized: unauthorizedIn("Ollama", ollamaError("unauthorized", "invalid_request_error")),
     notFound: () => ({

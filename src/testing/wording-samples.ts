@@ -426,6 +426,47 @@ export const WORDING_SAMPLES: readonly WordingSample[] = deepFreeze([
     source: "ollama/ollama server/routes.go (EmbedHandler: a StatusError with 400; chat requests over num_ctx are truncated instead, server/prompt.go)",
   },
   {
+    kind: "contextOverflow",
+    expected: "overflow",
+    family: "ollama",
+    server: "Ollama with the llama-server runner and context shift off (a chat prompt over num_ctx)",
+    status: 400,
+    body: ollamaError(
+      "the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length",
+    ),
+    source:
+      "ollama/ollama llm/llama_server.go (completionPromptForRequest answers an api.StatusError with 400 when truncation is asked for but context shift is off; llm/llama_server_test.go checks the words)",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "SiliconFlow (numeric code 20015)",
+    status: 400,
+    body: { code: 20015, message: "length of prompt_tokens (68957) must be less than max_seq_len (65536).", data: null },
+    source: "https://github.com/chatboxai/chatbox/issues/2060",
+  },
+  {
+    kind: "contextOverflow",
+    expected: "overflow",
+    server: "Google Gemini API",
+    status: 400,
+    body: {
+      error: {
+        code: 400,
+        message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+        errors: [
+          {
+            message: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+            domain: "global",
+            reason: "badRequest",
+          },
+        ],
+        status: "INVALID_ARGUMENT",
+      },
+    },
+    source: "https://github.com/google-gemini/gemini-cli/issues/6678",
+  },
+  {
     kind: "loading",
     expected: "loading",
     server: "Hugging Face serverless inference / Inference Endpoints (a cold model)",

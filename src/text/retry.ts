@@ -16,7 +16,10 @@ export type OverflowSource = "guard" | "endpoint";
 
 /** Options for a {@link ContextOverflow}. */
 export interface ContextOverflowOptions extends AgentCoreErrorOptions {
-  /** The window the request was weighed against, in tokens, where known. */
+  /**
+   * The window the request was weighed against, in tokens, where known: the endpoint's own
+   * number where its refusal named one, otherwise the limit the guard or the caller used.
+   */
   limit?: number;
   /** What the request came to (prompt plus the reply ceiling), in tokens, where known. */
   requested?: number;
@@ -36,9 +39,13 @@ export interface ContextOverflowOptions extends AgentCoreErrorOptions {
  */
 export class ContextOverflow extends AgentCoreError {
   override readonly name: "ContextOverflow" | "AgentLoopOverflow" = "ContextOverflow";
-  /** The window, in tokens, where known. */
+  /**
+   * The window the request was weighed against, in tokens, where known: for an endpoint's
+   * refusal that names its window (llama.cpp's `n_ctx`, the sentences of OpenAI, vLLM and the
+   * others), the endpoint's number; otherwise the configured limit.
+   */
   readonly limit?: number;
-  /** The request's size, in tokens, where known. */
+  /** The request's size, in tokens, where known: the endpoint's count where its refusal gave one, else the guard's estimate. */
   readonly requested?: number;
   /** Whether the guard or the endpoint found it. */
   readonly source: OverflowSource;
@@ -128,6 +135,12 @@ const OVERFLOW_WORDS: RegExp[] = [
   /(?:prompt|input|request) (?:is )?too long/i,
   /reduce the length of the (?:messages|prompt|input)/i,
   /longer than the model'?s? context/i,
+  // Ollama's llama-server runner: "the prompt is longer than the context length currently available to the model; …".
+  /longer than the context length/i,
+  // SiliconFlow (code 20015): "length of prompt_tokens (68957) must be less than max_seq_len (65536)".
+  /must be less than max_seq_len/i,
+  // Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)".
+  /input token count \(\d+\) exceeds the maximum number of tokens/i,
   /too many tokens/i,
   /n_ctx/i,
   /tokens? (?:exceed|exceeds) (?:the )?(?:limit|context)/i,
@@ -161,6 +174,9 @@ const OVERFLOW_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", 
 // and TPM); 17 (daily) and 19 (total) are quotas and stay out.
 const BAIDU_OVERFLOW_CODES: ReadonlySet<number> = new Set([336007, 336103]);
 const BAIDU_RATE_CODES: ReadonlySet<number> = new Set([4, 18, 336501, 336502]);
+
+// SiliconFlow's numeric `code` for a prompt longer than the model's max_seq_len.
+const SILICONFLOW_OVERFLOW_CODES: ReadonlySet<number> = new Set([20015]);
 
 // A quota or spending cap spent is not a rate limit: waiting seconds does not bring it back.
 // OpenAI's insufficient_quota, Ark's QuotaExceeded (free trial spent) and SetLimitExceeded (the
@@ -225,6 +241,7 @@ export function isOverflow(error: unknown): boolean {
   if (isRateLimit(description)) return false;
   if (description.code !== undefined && OVERFLOW_CODES.has(description.code)) return true;
   if (description.errorCode !== undefined && BAIDU_OVERFLOW_CODES.has(description.errorCode)) return true;
+  if (description.errorCode !== undefined && SILICONFLOW_OVERFLOW_CODES.has(description.errorCode)) return true;
   if (description.type === "exceed_context_size_error") return true;
   return OVERFLOW_WORDS.some((pattern) => pattern.test(description.message));
 }

@@ -16,6 +16,7 @@ import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "..
 import { describeError } from "../text/error-body.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
+import { overflowNumbers } from "../text/overflow-numbers.js";
 import { streamTurn, StreamErrorEvent, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
 import { messageChars, requestTokens } from "../text/tokens.js";
 import { notify } from "../text/safe-calls.js";
@@ -65,6 +66,21 @@ export interface RunTurnOptions extends PassedToStream {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The clock the loading wait is measured on, in milliseconds. @default Date.now */
   now?: () => number;
+  /**
+   * Asked, before an answered turn's prompt count calibrates the model, with that count and the
+   * library's estimate of the same request; answering true (the server may have cut the prompt to
+   * its window, so the count says nothing of the characters a token is worth) keeps the count
+   * from being learned from.
+   */
+  checkPromptCount?: (count: PromptCount) => boolean | Promise<boolean>;
+}
+
+/** An answered turn's prompt as the endpoint counted it and as the library estimated it, in tokens. */
+export interface PromptCount {
+  /** The prompt tokens the endpoint reported. */
+  reported: number;
+  /** The library's estimate of the same request, at the model's calibrated characters per token. */
+  estimate: number;
 }
 
 const DEFAULT_MAX_RETRIES = 2;
@@ -189,18 +205,24 @@ export async function runTurnIn(
       });
       if (lastBody && modelName !== undefined && turn.usage.prompt > 0) {
         const { chars, image } = bodyChars(lastBody);
-        calibrateIn(state, supports, modelName, chars, turn.usage.prompt, { image });
+        const estimate = Math.ceil(chars / charsPerTokenForIn(state, supports, modelName));
+        const capped = options.checkPromptCount ? await options.checkPromptCount({ reported: turn.usage.prompt, estimate }) : false;
+        if (capped !== true) calibrateIn(state, supports, modelName, chars, turn.usage.prompt, { image });
       }
       return turn;
     } catch (error) {
       if (signal?.aborted) throw error;
       if (ContextOverflow.is(error)) throw error;
       if (isOverflow(error)) {
+        // The endpoint's own numbers, where its refusal names them, over the limit configured here.
+        const told = overflowNumbers(error);
+        const limit = told.limit ?? contextLimit;
         throw new ContextOverflow({
           source: "endpoint",
           endpointMessage: shortMessage(error),
           cause: error,
-          ...(contextLimit !== undefined ? { limit: contextLimit } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+          ...(told.requested !== undefined ? { requested: told.requested } : {}),
         });
       }
       // A server fault sent inside the stream leaves the answer unusable, shown or not: re-sent like a lost connection.
@@ -254,9 +276,12 @@ export async function runTurnIn(
  *   the same budget, the notice saying the reply shown so far is discarded, and thrown once the
  *   budget is spent.
  * - An endpoint's overflow refusal, in any family's words or inside a 200 stream, throws
- *   ContextOverflow with the endpoint's words and the original error as `cause`.
+ *   ContextOverflow with the endpoint's words and the original error as `cause`; its `limit` and
+ *   `requested` are the endpoint's own numbers where the refusal names them (llama.cpp's `n_ctx`
+ *   and `n_prompt_tokens`, the sentences of OpenAI, vLLM and the others), else `contextLimit`.
  *
- * Every answered turn that reports a prompt count calibrates the model's characters per token.
+ * Every answered turn that reports a prompt count calibrates the model's characters per token,
+ * unless `checkPromptCount` says the count may have been cut by the server.
  *
  * @param client - The OpenAI client, usually from getClient.
  * @param supports - The endpoint's record, from capabilitiesFor.

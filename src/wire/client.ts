@@ -18,6 +18,7 @@ import {
   readContextLimit,
   readListing,
   readServedWindow,
+  windowKeyOf,
   windowNumber,
   WINDOWS,
   type ListedModel,
@@ -219,17 +220,17 @@ export function getClient(endpoint: Endpoint): OpenAI {
   return getClientIn(defaultState, endpoint);
 }
 
-/** The server's own API sits at its origin: the base URL less a trailing `/v1`. */
-function nativeBase(baseUrl: string): string {
+/** The server's own API sits at its origin: the base URL less a trailing `/v1`. @internal */
+export function nativeBase(baseUrl: string): string {
   return normaliseBaseUrl(baseUrl).replace(/\/v1$/, "");
 }
 
 function windowKey(endpoint: Endpoint, model: string): string {
-  return `${normaliseBaseUrl(endpoint.baseUrl)}\u0000${endpoint.apiKey || ""}\u0000${model}`;
+  return windowKeyOf(endpoint.baseUrl, endpoint.apiKey, model);
 }
 
-/** Where a lookup for `endpoint` goes, read once the lookup starts (the client first, which checks the endpoint). */
-function routeTo(state: RuntimeState, endpoint: Endpoint): () => LookupRoute {
+/** Where a lookup for `endpoint` goes, read once the lookup starts (the client first, which checks the endpoint). @internal */
+export function routeTo(state: RuntimeState, endpoint: Endpoint): () => LookupRoute {
   return () => ({ client: getClientIn(state, endpoint), requestMs: timeoutMs(endpoint), origin: nativeBase(endpoint.baseUrl) });
 }
 

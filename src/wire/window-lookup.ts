@@ -12,6 +12,7 @@ import type OpenAI from "openai";
 import { defineSlot } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import { isModelLoading } from "../text/retry.js";
+import { normaliseBaseUrl } from "./base-url.js";
 
 /** How long a window lookup may take at most, across the listing and the native routes. */
 const LOOKUP_BOUND_MS = 10_000;
@@ -35,6 +36,18 @@ export interface WindowCache {
   lmstudioMissUntil: Map<string, number>;
   /** Origins whose Ollama `/api/ps` does not exist. */
   ollamaMissing?: Set<string>;
+  /** The windows Ollama's `/api/ps` said a model is loaded with, by endpoint and model, each good until its time. */
+  loaded?: Map<string, LoadedWindow>;
+  /** The windows an endpoint's own overflow refusals named, by endpoint and model. */
+  revealed?: Map<string, number>;
+}
+
+/** What Ollama's `/api/ps` said of one model, and until when it is taken as still true. */
+export interface LoadedWindow {
+  /** The window the model is loaded with, in tokens; absent where the list did not have it. */
+  window?: number;
+  /** When to ask again, in epoch milliseconds. */
+  until: number;
 }
 
 /** The runtime's window cache. */
@@ -172,6 +185,21 @@ function commit(cache: WindowCache, origin: string, learned: Learned): void {
 }
 
 /**
+ * The entry of Ollama's `/api/ps` list for a model: matched on `name` or `model`, a bare name
+ * standing for its `:latest` tag; undefined where the model is not loaded.
+ */
+export function loadedEntry(models: readonly unknown[], model: string): Record<string, unknown> | undefined {
+  const names = model.includes(":") ? [model] : [model, `${model}:latest`];
+  const entry = models.find((item) => isPlainRecord(item) && (names.includes(String(item.name)) || names.includes(String(item.model))));
+  return isPlainRecord(entry) ? entry : undefined;
+}
+
+/** The key a window is kept under: the endpoint's normalised base URL, its key and the model. */
+export function windowKeyOf(baseUrl: string, apiKey: string | undefined, model: string): string {
+  return `${normaliseBaseUrl(baseUrl)}\u0000${apiKey || ""}\u0000${model}`;
+}
+
+/**
  * llama.cpp's `/props`, then LM Studio's `/api/v0/models`, then, where the server has neither,
  * Ollama's `/api/ps`; undefined where none says.
  *
@@ -227,11 +255,7 @@ export async function readServedWindow(lookup: Lookup, cache: WindowCache, model
       const body = await lookup.get(`${origin}/api/ps`);
       const loaded = isPlainRecord(body) && Array.isArray(body.models) ? body.models : undefined;
       if (loaded === undefined) learned.ollamaMissing = true;
-      else {
-        const names = model.includes(":") ? [model] : [model, `${model}:latest`];
-        const entry = loaded.find((item) => isPlainRecord(item) && (names.includes(String(item.name)) || names.includes(String(item.model))));
-        found = windowNumber(isPlainRecord(entry) ? entry.context_length : undefined);
-      }
+      else found = windowNumber(loadedEntry(loaded, model)?.context_length);
     } catch (error) {
       if (error instanceof LookupStopped) throw error;
       const status = statusOf(error);

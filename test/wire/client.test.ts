@@ -293,13 +293,19 @@ describe("contextLimitFor", () => {
   });
 
   it("answers 0 for a server with none of the routes, and latches each miss", async () => {
-    const server = await serve({ profile: "ollama" });
+    const server = await serve({ profile: "openai" });
     const state = fresh();
     const endpoint = { baseUrl: server.baseUrl, model: "loopback-model" };
     expect(await contextLimitForIn(state, endpoint)).toBe(0);
     expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/api/ps"]);
     expect(await contextLimitForIn(state, endpoint)).toBe(0);
     expect(asked(server).slice(4)).toEqual(["/v1/models"]);
+  });
+
+  it("reads the window the loopback Ollama profile has the model loaded with from its /api/ps", async () => {
+    const server = await serve({ profile: "ollama", contextWindow: 8192 });
+    expect(await contextLimitForIn(fresh(), { baseUrl: server.baseUrl, model: "loopback-model" })).toBe(8192);
+    expect(asked(server)).toEqual(["/v1/models", "/props", "/api/v0/models", "/api/ps"]);
   });
 
   it("reads Ollama's served window from /api/ps's context_length, not the trained one, and knows none while the model is not loaded", async () => {

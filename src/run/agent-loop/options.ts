@@ -118,7 +118,11 @@ export interface AgentLoopOptions {
    * @default false (the model makes every preselection)
    */
   preselectKeywords?: boolean | KeywordThresholds;
-  /** Fold the transcript once a contextLength window is filling, with tasks.compaction. @default false */
+  /**
+   * Fold the transcript once the window is filling, with tasks.compaction (or sideTasks.summarise):
+   * the smallest of contextLength, a window the endpoint's overflow named and Ollama's loaded one;
+   * and fold and send once more a step the endpoint refuses as too big. @default false
+   */
   compact?: boolean;
   /**
    * Asked of each call the model makes whether it runs (`allow`), is answered as denied (`deny`,

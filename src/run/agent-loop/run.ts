@@ -59,6 +59,8 @@ export interface LoopRun {
   compactionWarned: boolean;
   /** The tools the run has said go with strict off, so each is said once however many requests follow. */
   readonly strictOffSaid: Set<string>;
+  /** What the run learned of the window the server serves. */
+  readonly served: ServedWindowState;
   /** Records an event for the run's metrics (streamed text aside) and hands it to the host's onEvent. */
   onEvent(event: RunEventInput): void;
   /** Says a sentence as a notice event and to the host's onNotice. */
@@ -67,6 +69,16 @@ export interface LoopRun {
   tell(message: Message, step: number, turn?: Turn): Promise<void>;
   /** The run as it stands, for an error to carry. */
   snapshot(): FailedRun;
+}
+
+/** What a run learned of the window its server serves, beside the configured one. */
+export interface ServedWindowState {
+  /** Whether the run has said that the server's list of loaded models could not be read. */
+  unreadableSaid: boolean;
+  /** The last step whose prompt the server cut to its window, where one was. */
+  cutStep?: number;
+  /** The last prompt count came from a cut prompt, so the next fold is planned on the estimate, not on it. */
+  countCut: boolean;
 }
 
 /** The endpoint a run talks to: the client, the endpoint's record and the model's calibration. */
@@ -131,6 +143,7 @@ export function openRun(state: RuntimeState, given: AgentLoopOptions, saved?: Ru
     lastTurn: saved?.turn,
     compactionWarned: saved?.compactionWarned ?? false,
     strictOffSaid: new Set(),
+    served: { unreadableSaid: false, countCut: false },
     onEvent(event) {
       if (event.kind !== "output" && event.kind !== "thinking") run.events.push({ ...event, seq: run.events.length + 1, at: settings.now() });
       quietly(options.onEvent, event);

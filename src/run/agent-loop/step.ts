@@ -18,6 +18,7 @@ import { quietly } from "../../text/safe-calls.js";
 import { recoverToolCalls } from "../../text/tool-calls.js";
 import { withContextIn } from "../hooks.js";
 import { questionIndex, type LoopEndpoint, type LoopRun } from "./run.js";
+import { promptCheck } from "./served-window.js";
 import type { StepHead } from "./tools.js";
 
 /** What a step's request came back with. */
@@ -120,7 +121,7 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
     return body;
   };
   const stream = streamOptions(run);
-  let turn = await runTurnIn(run.state, client, supports, build, turnOptions(run, stream));
+  let turn = await runTurnIn(run.state, client, supports, build, { ...turnOptions(run, stream), checkPromptCount: promptCheck(run, step) });
   const firstUsage = turn.usage;
   if (turn.finishReason === "length") {
     run.onNotice(`The reply was cut off at the ${positiveNumber(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
