@@ -42,6 +42,7 @@ import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scr
 
 export type {
   ChunkSpec,
+  BytesScript,
   DropScript,
   EndpointOptions,
   EndpointServer,
@@ -283,6 +284,17 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         await new Promise<void>((resolve) => response.write("", () => resolve()));
         response.socket?.destroy();
         response.destroy();
+        return;
+      case "bytes":
+        response.writeHead(scripted.status ?? 200, { "content-type": scripted.contentType ?? "text/event-stream", "cache-control": "no-cache" });
+        response.flushHeaders();
+        for (const part of scripted.parts) {
+          if (closed || response.destroyed) return;
+          // Each piece goes out in a write of its own, so the reader meets the cuts the test chose.
+          await new Promise<void>((resolve) => response.write(part, () => resolve()));
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        response.end();
         return;
       case "stream": {
         const wantsStream = body.stream === true;

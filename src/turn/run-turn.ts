@@ -38,6 +38,7 @@ const STREAM_OPTIONS = [
   "firstChunkMs",
   "onOutput",
   "onThinking",
+  "onNotice",
   "fences",
   "startInReasoning",
 ] as const satisfies readonly (keyof StreamTurnOptions)[];

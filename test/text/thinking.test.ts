@@ -94,7 +94,7 @@ describe("stripThinking", () => {
 
   it("leaves <reasoning> alone by default too, since a model can be quoting it", () => {
     expect(stripThinking("<reasoning>r</reasoning>a")).toEqual({ content: "<reasoning>r</reasoning>a", reasoning: "" });
-    expect(DEFAULT_FENCES.map((fence) => fence.open)).toEqual(["<think>", "<|channel|>analysis<|message|>", "◁think▷"]);
+    expect(DEFAULT_FENCES.map((fence) => fence.open)).toEqual(["<think>", "<|channel|>analysis<|message|>", "◁think▷", "<|channel>thought"]);
   });
 
   it("keeps a reply cut off inside a fence as reasoning with an empty answer", () => {
@@ -212,10 +212,10 @@ describe("FenceSplitter", () => {
 });
 
 /** Pieces a generated reply is built from: every tag of every fence, near misses and text. */
-const allTags = ALL_FENCES.flatMap((fence) => [fence.open, fence.close, ...(fence.markers ?? [])]);
+const allTags = ALL_FENCES.flatMap((fence) => [fence.open, fence.close, ...(fence.ends ?? []), ...(fence.markers ?? [])]);
 const piece = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...allTags) },
-  { weight: 1, arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end") },
+  { weight: 1, arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end", "<|channel>", "<channel", "<|start|>", "<|call") },
   { weight: 3, arbitrary: fc.string({ maxLength: 8 }) },
 );
 const reply = fc.array(piece, { maxLength: 14 }).map((pieces) => pieces.join(""));
