@@ -35,8 +35,27 @@ type Read = { value: unknown; end: number } | undefined;
  * the closing token is missing). Returns a segment with no calls where the markup cannot be read.
  */
 export function readGemmaCalls(body: string, start: number): GemmaSegment {
-  const empty: GemmaSegment = { start, end: start + GEMMA_CALL.length, calls: [] };
-  let at = skipSpace(body, start + GEMMA_CALL.length);
+  return readCallAt(body, start, start + GEMMA_CALL.length);
+}
+
+/**
+ * Reads a Gemma 4 call written without its opening token, as the model sometimes does straight
+ * after closing its thought channel (`<channel|>call:bash{command:<|"|>ls<|"|>}`,
+ * vllm-project/vllm#54256): only where the reply is nothing but such a call, to a tool the
+ * request offered.
+ */
+export function readBareGemmaCall(body: string, known: ReadonlySet<string>): GemmaSegment | undefined {
+  const start = body.length - body.trimStart().length;
+  if (!body.startsWith(CALL_PREFIX, start)) return undefined;
+  const segment = readCallAt(body, start, start);
+  const call = segment.calls[0];
+  if (call === undefined || !known.has(call.name) || body.slice(segment.end).trim() !== "") return undefined;
+  return { start: 0, end: body.length, calls: segment.calls };
+}
+
+function readCallAt(body: string, start: number, from: number): GemmaSegment {
+  const empty: GemmaSegment = { start, end: from === start ? start + CALL_PREFIX.length : from, calls: [] };
+  let at = skipSpace(body, from);
   if (!body.startsWith(CALL_PREFIX, at)) return empty;
   at += CALL_PREFIX.length;
   const brace = body.indexOf("{", at);

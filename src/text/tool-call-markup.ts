@@ -17,7 +17,7 @@ import { balancedEnd, parseLooseJson } from "./json-repair.js";
 import { isWhitespaceCode } from "./char-codes.js";
 import { isPlainRecord } from "./guards.js";
 import { ALL_FENCES } from "./thinking.js";
-import { GEMMA_CALL, readGemmaCalls } from "./gemma-call-markup.js";
+import { GEMMA_CALL, readBareGemmaCall, readGemmaCalls } from "./gemma-call-markup.js";
 
 /** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
 const HARMONY_CALL = "<|channel|>commentary to=";
@@ -328,6 +328,7 @@ function typedValue(value: string, schema: unknown): unknown {
 /** A reply that is only a JSON call naming a known tool, or holds exactly one fenced one. */
 export function findBareCall(body: string, known: ReadonlySet<string>): Segment | undefined {
   const trimmed = body.trim();
+  if (trimmed.startsWith("call:")) return readBareGemmaCall(body, known);
   if (trimmed.startsWith("{")) {
     const start = body.indexOf("{");
     const end = balancedEnd(body, start);

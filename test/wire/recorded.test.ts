@@ -87,7 +87,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function replay(entry: Entry, parts: readonly Buffer[], contentType: string): Promise<{ turn: Turn; notices: string[] }> {
+async function replay(parts: readonly Buffer[], contentType: string): Promise<{ turn: Turn; notices: string[] }> {
   server.script({ kind: "bytes", parts, contentType });
   const notices: string[] = [];
   const turn = await streamTurn(
@@ -135,14 +135,14 @@ describe.each(manifest.entries.map((entry) => [`${entry.provider}: ${entry.file}
     const { bytes, contentType } = recordedBody(entry);
 
     it("reads to its pinned Turn in one piece", async () => {
-      const { turn, notices } = await replay(entry, [bytes], contentType);
+      const { turn, notices } = await replay([bytes], contentType);
       expectTurn(entry, turn, notices);
     });
 
     it("reads to the same Turn cut at random byte boundaries", async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.nat({ max: bytes.length }), { minLength: 1, maxLength: 40 }), async (points) => {
-          const { turn, notices } = await replay(entry, cut(bytes, points), contentType);
+          const { turn, notices } = await replay(cut(bytes, points), contentType);
           expectTurn(entry, turn, notices);
         }),
         { numRuns: 3 },
@@ -156,7 +156,7 @@ describe("replaying byte by byte", () => {
     const entry = manifest.entries.find((item) => item.file === "mistral/mistral-reasoning.chunks.txt")!;
     const { bytes, contentType } = recordedBody(entry);
     const parts = Array.from({ length: bytes.length }, (_, index) => bytes.subarray(index, index + 1));
-    const { turn, notices } = await replay(entry, parts, contentType);
+    const { turn, notices } = await replay(parts, contentType);
     expectTurn(entry, turn, notices);
     expect(turn.content).toBe("2 + 2 = 4");
   });
