@@ -56,6 +56,7 @@ export type {
 export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, StreamStyle } from "./testing/profiles.js";
 export type { RefusalConfig, RefusalRules } from "./testing/refusals.js";
 export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
+export type { ReasoningCarrier } from "./testing/turn-carriers.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";
 export { SAMPLE_ONLY_KINDS, WORDING_SAMPLES, type SampleOnlyKind, type WordingClass, type WordingSample } from "./testing/wording-samples.js";
 export { formatChunk } from "./testing/http.js";

@@ -87,7 +87,7 @@ describe("Gemma 4 served raw", () => {
   });
 
   it("recovers two calls in a row and keeps the prose around them", () => {
-    const found = recoverToolCalls('Checking.<|tool_call>call:a{x:1}<tool_call|><|tool_call>call:b{}<tool_call|>Done.', ["a", "b"]);
+    const found = recoverToolCalls("Checking.<|tool_call>call:a{x:1}<tool_call|><|tool_call>call:b{}<tool_call|>Done.", ["a", "b"]);
     expect(found.calls.map((call) => call.function)).toEqual([
       { name: "a", arguments: '{"x":1}' },
       { name: "b", arguments: "{}" },
@@ -105,7 +105,7 @@ describe("Gemma 4 served raw", () => {
     expect(found.text).toBe("");
     // Only a reply that is nothing but the call, to an offered tool, reads as one.
     expect(recoverToolCalls(split.content, ["read"]).calls).toEqual([]);
-    expect(recoverToolCalls("call:bash{command:<|\"|>ls<|\"|>} and more", ["bash"]).calls).toEqual([]);
+    expect(recoverToolCalls('call:bash{command:<|"|>ls<|"|>} and more', ["bash"]).calls).toEqual([]);
   });
 
   it("leaves markup it cannot read in the text", () => {

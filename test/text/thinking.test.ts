@@ -98,7 +98,8 @@ describe("stripThinking", () => {
   });
 
   it("keeps near misses of the channel tags as answer text", () => {
-    for (const text of ["<|channel|>analysis<|messag", "<|channel>though", "<channel|", "<|start|>assistan"]) expect(stripThinking(text)).toEqual({ content: text, reasoning: "" });
+    for (const text of ["<|channel|>analysis<|messag", "<|channel>though", "<channel|", "<|start|>assistan"])
+      expect(stripThinking(text)).toEqual({ content: text, reasoning: "" });
   });
 
   it("drops the final channel header even with no analysis before it", () => {
@@ -246,7 +247,10 @@ describe("FenceSplitter", () => {
 const allTags = ALL_FENCES.flatMap((fence) => [fence.open, fence.close, ...(fence.ends ?? []), ...(fence.markers ?? [])]);
 const piece = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...allTags) },
-  { weight: 1, arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end", "<|channel>", "<channel", "<|start|>", "<|call") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end", "<|channel>", "<channel", "<|start|>", "<|call"),
+  },
   { weight: 3, arbitrary: fc.string({ maxLength: 8 }) },
 );
 const reply = fc.array(piece, { maxLength: 14 }).map((pieces) => pieces.join(""));

@@ -28,7 +28,12 @@ function read(parts: unknown[]) {
 /** Reads deltas, one per chunk, straight through a TurnReader. */
 function readDeltas(deltas: unknown[], finish = "stop"): { turn: Turn; notices: string[] } {
   const notices: string[] = [];
-  const reader = new TurnReader({ onNotice: (text) => notices.push(text) }, 0, () => 0, () => undefined);
+  const reader = new TurnReader(
+    { onNotice: (text) => notices.push(text) },
+    0,
+    () => 0,
+    () => undefined,
+  );
   for (const delta of deltas) reader.chunk({ choices: [{ index: 0, delta }] });
   reader.chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });
   return { turn: reader.finish(0), notices };
@@ -37,7 +42,10 @@ function readDeltas(deltas: unknown[], finish = "stop"): { turn: Turn; notices: 
 describe("readContentParts", () => {
   it("reads text parts as answer and Magistral's thinking parts as reasoning, in order", () => {
     // The shape of vercel/ai packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
-    const out = read([{ type: "thinking", thinking: [{ type: "text", text: "2+2=4." }] }, { type: "text", text: "2 + 2 = 4" }]);
+    const out = read([
+      { type: "thinking", thinking: [{ type: "text", text: "2+2=4." }] },
+      { type: "text", text: "2 + 2 = 4" },
+    ]);
     expect(out).toEqual({ text: "2 + 2 = 4", reasoning: "2+2=4.", setAside: [], order: ["r:2+2=4.", "t:2 + 2 = 4"] });
   });
 
@@ -46,7 +54,12 @@ describe("readContentParts", () => {
   });
 
   it("reads reasoning and reasoning_text parts as reasoning", () => {
-    expect(read([{ type: "reasoning", reasoning: "a" }, { type: "reasoning_text", text: "b" }])).toMatchObject({ text: "", reasoning: "ab" });
+    expect(
+      read([
+        { type: "reasoning", reasoning: "a" },
+        { type: "reasoning_text", text: "b" },
+      ]),
+    ).toMatchObject({ text: "", reasoning: "ab" });
   });
 
   it("sets aside what is neither text nor reasoning, naming its kind", () => {
@@ -105,7 +118,10 @@ describe("the turn reader on content parts", () => {
     const part = fc.oneof(
       fc.string({ maxLength: 6 }),
       fc.record({ type: fc.constant("text"), text: fc.string({ maxLength: 6 }) }),
-      fc.record({ type: fc.constant("thinking"), thinking: fc.array(fc.record({ type: fc.constant("text"), text: fc.string({ maxLength: 6 }) }), { maxLength: 3 }) }),
+      fc.record({
+        type: fc.constant("thinking"),
+        thinking: fc.array(fc.record({ type: fc.constant("text"), text: fc.string({ maxLength: 6 }) }), { maxLength: 3 }),
+      }),
       fc.record({ type: fc.constant("reference"), reference_ids: fc.array(fc.nat(), { maxLength: 2 }) }),
     );
     fc.assert(
@@ -131,10 +147,7 @@ describe("streamTurn on content parts, streamed and not", () => {
   let server: EndpointServer;
   let client: ReturnType<typeof getClientIn>;
   const body = { model: "magistral-medium-2507", messages: [{ role: "user", content: "2+2?" }], stream: true };
-  const parts = [
-    [{ type: "thinking", thinking: [{ type: "text", text: "Basic arithmetic." }] }],
-    [{ type: "text", text: "2 + 2 = 4" }],
-  ];
+  const parts = [[{ type: "thinking", thinking: [{ type: "text", text: "Basic arithmetic." }] }], [{ type: "text", text: "2 + 2 = 4" }]];
 
   beforeAll(async () => {
     server = await startEndpoint({ profile: "openai" });

@@ -72,7 +72,12 @@ describe.each(shapes.map((shape) => [shape.name, shape] as const))("%s", (_name,
   it("reads the same Turn cut into chunks anywhere", () => {
     fc.assert(
       fc.property(fc.array(fc.nat(), { maxLength: 16 }), (points) => {
-        const reader = new TurnReader({}, 0, () => 0, () => undefined);
+        const reader = new TurnReader(
+          {},
+          0,
+          () => 0,
+          () => undefined,
+        );
         for (const delta of deltas(shape, points)) reader.chunk({ choices: [{ index: 0, delta }] });
         reader.chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
         const turn = reader.finish(0);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Message, ToolDefinition } from "../../../src/shapes/config.js";
 import { runAgentLoopIn, type AgentLoopOptions } from "../../../src/run/agent-loop.js";
 import { clearState, createState } from "../../../src/state/state.js";
-import { startEndpoint, turn, type ChunkSpec, type Scripted } from "../../support/endpoint.js";
+import { PROFILE_NAMES, startEndpoint, turn, type ChunkSpec, type ProfileName, type Scripted } from "../../support/endpoint.js";
 
 const read: ToolDefinition = {
   type: "function",
@@ -15,8 +15,8 @@ function chunk(delta: Record<string, unknown>, finish: string | null = null): Ch
   return { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] };
 }
 
-async function run(scripts: Scripted[], options: Partial<AgentLoopOptions> = {}) {
-  const server = await startEndpoint({ profile: "vllm" });
+async function run(scripts: Scripted[], options: Partial<AgentLoopOptions> = {}, profile: ProfileName = "vllm") {
+  const server = await startEndpoint({ profile });
   const state = createState();
   const notices: string[] = [];
   const dispatched: unknown[] = [];
@@ -58,6 +58,12 @@ describe("a call written inside the reasoning", () => {
     expect(dispatched).toEqual([{ path: "a" }]);
     expect(result.turn.content).toBe("It holds notes.");
     expect(notices.some((text) => /1 tool call inside its reasoning/.test(text))).toBe(true);
+  });
+
+  it.each(PROFILE_NAMES)("is recovered from %s's simulated turn that writes its call in the reasoning", async (profile) => {
+    const script = turn({ reasoning: "Reading a.", toolCalls: [{ name: "read", arguments: { path: "a" } }], callsInReasoning: true });
+    const { dispatched } = await run([script, turn({ content: "Notes." })], {}, profile);
+    expect(dispatched).toEqual([{ path: "a" }]);
   });
 
   it("is left alone when the turn has answer text", async () => {
