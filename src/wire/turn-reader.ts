@@ -277,8 +277,14 @@ export class TurnReader {
     const reasoningField = typeof reasoningContent === "string" && reasoningContent !== "" ? reasoningContent : delta.reasoning;
     if (typeof reasoningField === "string" && reasoningField !== "") this.#reasoningText(reasoningField);
     const content = delta.content;
-    if (typeof content === "string") {
-      if (content !== "") this.#contentText(content);
+    if (typeof content === "string" && content !== "") {
+      // The common case, kept inline: a string of answer text.
+      this.#carried();
+      this.#contentSeen = true;
+      if (this.#splitter === undefined) {
+        this.content += content;
+        this.#options.onOutput?.(content);
+      } else this.#split(this.#splitter.push(content));
     } else if (Array.isArray(content) && content.length > 0) readContentParts(content, this.#parts);
     const toolCalls = delta.tool_calls;
     if (Array.isArray(toolCalls) && toolCalls.length > 0) {
