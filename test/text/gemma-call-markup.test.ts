@@ -96,12 +96,12 @@ describe("Gemma 4 served raw", () => {
   });
 
   it("recovers a call written without its opening token straight after the thought channel", () => {
-    // The shape quoted in vllm-project/vllm#54256.
-    const raw = '<|channel>thought\nLet me inspect the code at the crash point.\n<channel|>call:bash{command:<|"|>cat /work/src/entry.c<|"|>}';
+    // The shape quoted in vllm-project/vllm#54256 (its path shortened).
+    const raw = '<|channel>thought\nLet me inspect the code at the crash point.\n<channel|>call:bash{command:<|"|>cat src/entry.c<|"|>}';
     const split = stripThinking(raw);
     expect(split.reasoning).toBe("Let me inspect the code at the crash point.");
     const found = recoverToolCalls(split.content, ["bash"]);
-    expect(found.calls.map((call) => call.function)).toEqual([{ name: "bash", arguments: '{"command":"cat /work/src/entry.c"}' }]);
+    expect(found.calls.map((call) => call.function)).toEqual([{ name: "bash", arguments: '{"command":"cat src/entry.c"}' }]);
     expect(found.text).toBe("");
     // Only a reply that is nothing but the call, to an offered tool, reads as one.
     expect(recoverToolCalls(split.content, ["read"]).calls).toEqual([]);
