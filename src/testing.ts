@@ -45,6 +45,7 @@ import type { EndpointOptions, EndpointServer, ErrorScript, RecordedRequest, Scr
 
 export type {
   ChunkSpec,
+  BytesScript,
   DropScript,
   EndpointOptions,
   EndpointServer,
@@ -58,6 +59,7 @@ export type {
 export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, StreamStyle } from "./testing/profiles.js";
 export type { RefusalConfig, RefusalRules } from "./testing/refusals.js";
 export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
+export type { ReasoningCarrier } from "./testing/turn-carriers.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";
 export { SAMPLE_ONLY_KINDS, WORDING_SAMPLES, type SampleOnlyKind, type WordingClass, type WordingSample } from "./testing/wording-samples.js";
 export { formatChunk } from "./testing/http.js";
@@ -306,6 +308,17 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
         await new Promise<void>((resolve) => response.write("", () => resolve()));
         response.socket?.destroy();
         response.destroy();
+        return;
+      case "bytes":
+        response.writeHead(scripted.status ?? 200, { "content-type": scripted.contentType ?? "text/event-stream", "cache-control": "no-cache" });
+        response.flushHeaders();
+        for (const part of scripted.parts) {
+          if (closed || response.destroyed) return;
+          // Each piece goes out in a write of its own, so the reader meets the cuts the test chose.
+          await new Promise<void>((resolve) => response.write(part, () => resolve()));
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        response.end();
         return;
       case "stream": {
         const wantsStream = body.stream === true;

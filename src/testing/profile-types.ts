@@ -4,6 +4,8 @@
  * can be told to make, and how it lists, streams and words them.
  */
 
+import type { ReasoningCarrier } from "./turn-carriers.js";
+
 /** The server families the loopback endpoint can imitate. */
 export type ProfileName = "openai" | "llama.cpp" | "vllm" | "lmstudio" | "ollama" | "openrouter" | "deepseek";
 
@@ -143,6 +145,12 @@ export interface StreamStyle {
   roleChunk: boolean;
   /** The delta field the family streams the scratchpad in. */
   reasoningField: "reasoning_content" | "reasoning";
+  /**
+   * How the family hands over the scratchpad where not in `reasoningField`: as content parts, or
+   * raw in the content in one model family's markup.
+   * @default "field"
+   */
+  reasoningAs?: ReasoningCarrier;
   /** Whether every delta repeats `role: "assistant"` (LM Studio, Ollama, OpenRouter). */
   roleOnEveryChunk: boolean;
   /** When a stream carries usage: only under `stream_options.include_usage`, always, or never. */

@@ -6,6 +6,7 @@
 import { randomInt } from "node:crypto";
 import { countChars4 } from "./render.js";
 import type { Profile, StreamStyle } from "./profile-types.js";
+import { callAsMarkup, carriedDeltas, carriedMessage, type ReasoningCarrier } from "./turn-carriers.js";
 
 /** One tool call in a scripted turn. */
 export interface ToolCallSpec {
@@ -39,6 +40,17 @@ export interface TurnSpec {
   reasoning?: string;
   /** The field the scratchpad is streamed in. Defaults to the family's. */
   reasoningField?: "reasoning_content" | "reasoning";
+  /**
+   * How the scratchpad travels: in the reasoning field, as content parts, or raw in the content
+   * in one family's markup (see {@link ReasoningCarrier}). Defaults to the family's.
+   */
+  reasoningAs?: ReasoningCarrier;
+  /**
+   * Write the tool calls inside the reasoning as `<tool_call>` markup, with no `tool_calls` and
+   * finish reason "stop", as a server does whose parser missed calls written in the thinking.
+   * @default false
+   */
+  callsInReasoning?: boolean;
   /** Tool calls, streamed by index after the content. */
   toolCalls?: ToolCallSpec[];
   /** The finish reason; null sends none. @default "tool_calls" with tool calls, else "stop" */
@@ -106,7 +118,7 @@ function argumentsText(call: ToolCallSpec): string {
 
 function finishOf(spec: TurnSpec): string | null {
   if (spec.finishReason !== undefined) return spec.finishReason;
-  return spec.toolCalls && spec.toolCalls.length > 0 ? "tool_calls" : "stop";
+  return spec.toolCalls && spec.toolCalls.length > 0 && spec.callsInReasoning !== true ? "tool_calls" : "stop";
 }
 
 /** Builds the usage object a family reports for a turn, with the spec's overrides merged in. */
@@ -166,11 +178,25 @@ export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<str
   };
 }
 
+/** The turn's reasoning and answer with the way they travel: the spec's choice, else the family's. */
+function carried(spec: TurnSpec, style: StreamStyle) {
+  let reasoning = spec.reasoning ?? "";
+  if (spec.callsInReasoning && spec.toolCalls?.length) {
+    const markup = spec.toolCalls.map((call) => callAsMarkup(call.name, argumentsText(call))).join("\n");
+    reasoning = reasoning === "" ? markup : `${reasoning}\n${markup}`;
+  }
+  return {
+    reasoning,
+    content: spec.content ?? "",
+    field: spec.reasoningField ?? style.reasoningField,
+    carrier: spec.reasoningAs ?? style.reasoningAs ?? "field",
+  };
+}
+
 /** Builds the chunks a family streams for a turn, ending before `data: [DONE]`. */
 export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnContext): Array<Record<string, unknown> | string> {
   const style = profile.stream;
   const pieces = spec.pieces ?? 3;
-  const field = spec.reasoningField ?? style.reasoningField;
   const base = {
     id: completionId(style),
     object: "chat.completion.chunk",
@@ -199,10 +225,10 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
       ),
     );
   }
-  for (const piece of splitPieces(spec.reasoning ?? "", pieces)) chunks.push(chunk({ [field]: piece }));
-  for (const piece of splitPieces(spec.content ?? "", pieces)) chunks.push(chunk({ content: piece }));
-  const ids = callIds(style, spec.toolCalls ?? []);
-  (spec.toolCalls ?? []).forEach((call, position) => {
+  for (const delta of carriedDeltas(carried(spec, style), (text) => splitPieces(text, pieces))) chunks.push(chunk(delta));
+  const calls = spec.callsInReasoning ? [] : (spec.toolCalls ?? []);
+  const ids = callIds(style, calls);
+  calls.forEach((call, position) => {
     const id = ids[position];
     const text = argumentsText(call);
     if (style.toolCallIndexes === "zero") {
@@ -237,10 +263,11 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
 
 /** Builds the `chat.completion` object a family answers a non-streamed request with. */
 export function buildCompletion(profile: Profile, spec: TurnSpec, context: TurnContext): Record<string, unknown> {
-  const field = spec.reasoningField ?? profile.stream.reasoningField;
-  const message: Record<string, unknown> = { role: "assistant", content: spec.content ?? (spec.toolCalls?.length ? null : "") };
-  if (spec.reasoning) message[field] = spec.reasoning;
-  if (spec.toolCalls?.length) {
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    ...carriedMessage(carried(spec, profile.stream), spec.toolCalls?.length && !spec.callsInReasoning ? null : ""),
+  };
+  if (spec.toolCalls?.length && !spec.callsInReasoning) {
     const ids = callIds(profile.stream, spec.toolCalls);
     message.tool_calls = spec.toolCalls.map((call, index) => ({
       id: ids[index],

@@ -86,8 +86,22 @@ export interface DropScript {
   afterChunks?: ChunkSpec[];
 }
 
+/**
+ * A reply sent byte for byte as given: each part written on its own, in order, then the
+ * response ends. For replaying a recorded stream exactly, cut wherever a test likes.
+ */
+export interface BytesScript {
+  kind: "bytes";
+  /** The body's pieces; each is written and flushed before the next. */
+  parts: readonly (string | Uint8Array)[];
+  /** The HTTP status. @default 200 */
+  status?: number;
+  /** The content type. @default "text/event-stream" */
+  contentType?: string;
+}
+
 /** One scripted answer to a chat-completions request. */
-export type Scripted = StreamScript | JsonScript | ErrorScript | StallScript | DropScript;
+export type Scripted = StreamScript | JsonScript | ErrorScript | StallScript | DropScript | BytesScript;
 
 /** A request as the endpoint received it. */
 export interface RecordedRequest {

@@ -25,6 +25,11 @@ export interface Fence {
   open: string;
   /** The tag that closes it, for example `</think>`. */
   close: string;
+  /**
+   * Other tags that also end the scratchpad, where the format may go on without its closing tag
+   * (the next message's header); outside a fence they are dropped like markers.
+   */
+  ends?: readonly string[];
   /** Tags of the same format that are removed from the answer and fence nothing. */
   markers?: readonly string[];
 }
@@ -32,20 +37,25 @@ export interface Fence {
 /**
  * The fences a model writes only as a scratchpad, never as part of an answer.
  *
- * `<think>` (Qwen3, DeepSeek-R1, QwQ and most open reasoning models), gpt-oss harmony's analysis
+ * `<think>` (Qwen3, DeepSeek-R1, QwQ and most open reasoning models); gpt-oss harmony's analysis
  * channel as a server that does not parse harmony passes it through
- * (`<|channel|>analysis<|message|>` … `<|end|>`, with the `<|start|>assistant`,
- * `<|channel|>final<|message|>` and `<|return|>` markers that follow it dropped), and Kimi's
- * `◁think▷` … `◁/think▷`.
+ * (`<|channel|>analysis<|message|>` … `<|end|>`, or up to the next message's
+ * `<|start|>assistant` or `<|channel|>final<|message|>` header where the `<|end|>` is left out,
+ * with those headers and the `<|return|>` and `<|call|>` tokens dropped from the answer); Kimi's
+ * `◁think▷` … `◁/think▷`; and Gemma 4's thought channel, `<|channel>thought` … `<channel|>`
+ * (the markup of its chat template, as llama.cpp ships it in
+ * `models/templates/google-gemma-4-31B-it-interleaved.jinja`).
  */
 export const DEFAULT_FENCES: readonly Fence[] = Object.freeze([
   Object.freeze({ open: "<think>", close: "</think>" }),
   Object.freeze({
     open: "<|channel|>analysis<|message|>",
     close: "<|end|>",
-    markers: Object.freeze(["<|start|>assistant", "<|channel|>final<|message|>", "<|return|>"]),
+    ends: Object.freeze(["<|start|>assistant", "<|channel|>final<|message|>"]),
+    markers: Object.freeze(["<|start|>assistant", "<|channel|>final<|message|>", "<|return|>", "<|call|>"]),
   }),
   Object.freeze({ open: "◁think▷", close: "◁/think▷" }),
+  Object.freeze({ open: "<|channel>thought", close: "<channel|>" }),
 ]);
 
 /**
@@ -159,15 +169,22 @@ export class FenceSplitter {
     const opens: Token[] = [];
     const closes: Token[] = [];
     const markers: Token[] = [];
+    const ends: Token[][] = [];
     this.#fences.forEach((fence, index) => {
       opens.push({ text: fence.open, kind: "open", fence: index });
       closes.push({ text: fence.close, kind: "close", fence: index });
-      for (const marker of fence.markers ?? []) if (marker !== "") markers.push({ text: marker, kind: "marker", fence: index });
+      const own = fence.markers ?? [];
+      for (const marker of own) if (marker !== "") markers.push({ text: marker, kind: "marker", fence: index });
+      // A tag that ends the fence is a close inside it and a marker outside it.
+      const endTags = (fence.ends ?? []).filter((end) => end !== "" && end !== fence.close);
+      for (const end of endTags) if (!own.includes(end)) markers.push({ text: end, kind: "marker", fence: index });
+      ends.push(endTags.map((end) => ({ text: end, kind: "close", fence: index })));
     });
+    const allEnds = ends.flat();
     this.#answerTokens = tokenSet([...opens, ...markers, ...closes]);
-    this.#anyCloseTokens = tokenSet(closes);
-    this.#anyCloseOrOpenTokens = tokenSet([...closes, ...opens]);
-    this.#closeTokens = closes.map((close) => tokenSet([close]));
+    this.#anyCloseTokens = tokenSet([...closes, ...allEnds]);
+    this.#anyCloseOrOpenTokens = tokenSet([...closes, ...allEnds, ...opens]);
+    this.#closeTokens = closes.map((close, index) => tokenSet([close, ...(ends[index] ?? [])]));
     if (options.startInReasoning && this.#fences.length > 0) {
       this.#inFence = true;
       this.#fence = -1;

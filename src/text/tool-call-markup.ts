@@ -16,6 +16,8 @@ import type { JsonSchema } from "../shapes/config.js";
 import { balancedEnd, parseLooseJson } from "./json-repair.js";
 import { isWhitespaceCode } from "./char-codes.js";
 import { isPlainRecord } from "./guards.js";
+import { ALL_FENCES } from "./thinking.js";
+import { GEMMA_CALL, readBareGemmaCall, readGemmaCalls } from "./gemma-call-markup.js";
 
 /** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
 const HARMONY_CALL = "<|channel|>commentary to=";
@@ -24,9 +26,13 @@ const HARMONY_END = /^\s*(?:<\|call\|>|<\|end\|>|<\|return\|>)/;
 const CONSTRAIN = "<|constrain|>";
 const MESSAGE = "<|message|>";
 
-/** Closing tags after which a reply's calls are looked for (what precedes is a scratchpad). */
-export const SCRATCHPAD_CLOSES = ["</think>", "◁/think▷", "</thinking>", "</reasoning>"];
-const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL];
+/**
+ * Closing tags after which a reply's calls are looked for (what precedes is a scratchpad): the
+ * closes of {@link ALL_FENCES}, read from that one table. A fence with markers is a channel format
+ * (gpt-oss harmony) whose calls stand between its passages, so its close does not cut the reply.
+ */
+export const SCRATCHPAD_CLOSES: readonly string[] = ALL_FENCES.filter((fence) => fence.markers === undefined).map((fence) => fence.close);
+const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL, GEMMA_CALL];
 const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
 /** Qwen3-Coder's opening tag; a name holds no `<`, so a search for its `>` stops at the next tag. */
 const FUNCTION_HEADER = /^<function=([^>\n<]*)>/;
@@ -136,6 +142,8 @@ function readMarked(
       return readMistral(body, start, inner);
     case HARMONY_CALL:
       return readHarmony(body, start, inner, known);
+    case GEMMA_CALL:
+      return readGemmaCalls(body, start);
     case "<|python_tag|>":
     case "<|python_start|>": {
       const calls: Found[] = [];
@@ -320,6 +328,7 @@ function typedValue(value: string, schema: unknown): unknown {
 /** A reply that is only a JSON call naming a known tool, or holds exactly one fenced one. */
 export function findBareCall(body: string, known: ReadonlySet<string>): Segment | undefined {
   const trimmed = body.trim();
+  if (trimmed.startsWith("call:")) return readBareGemmaCall(body, known);
   if (trimmed.startsWith("{")) {
     const start = body.indexOf("{");
     const end = balancedEnd(body, start);

@@ -251,11 +251,13 @@ export interface RecoveredToolCalls {
  * `<function=name><parameter=key>value</parameter></function>` markup (also without the wrapper,
  * for a tool in `toolNames`), Mistral's `[TOOL_CALLS]` in both spellings (a JSON array, and
  * `name[ARGS]{…}` with or without `[CALL_ID]`), and Llama 3's `<|python_tag|>` (Llama 4's
- * `<|python_start|>`) followed by JSON calls, and gpt-oss harmony's commentary-channel call
- * (`<|channel|>commentary to=functions.name … <|message|>{…}`). A tagged call is recovered whatever tool it names,
+ * `<|python_start|>`) followed by JSON calls, gpt-oss harmony's commentary-channel call
+ * (`<|channel|>commentary to=functions.name … <|message|>{…}`), and Gemma 4's
+ * `<|tool_call>call:name{key:<|"|>text<|"|>}<tool_call|>`. A tagged call is recovered whatever tool it names,
  * so the loop can answer it. Failing those, a reply that is nothing but one JSON call
  * (`{"name", "arguments"}` or `"parameters"`), or that holds exactly one ``` fenced call, is
- * recovered only when it names a tool in `toolNames`. Arguments are stored as JSON text, repaired
+ * recovered only when it names a tool in `toolNames`, and so is a reply that is nothing but a
+ * Gemma 4 call written without its opening token (`call:name{…}`). Arguments are stored as JSON text, repaired
  * where they could be; a call whose markup cannot be read is left in the text.
  *
  * The time is linear in the reply, however densely it packs markers: a call is read up to the

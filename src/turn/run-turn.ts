@@ -39,6 +39,7 @@ const STREAM_OPTIONS = [
   "firstChunkMs",
   "onOutput",
   "onThinking",
+  "onNotice",
   "fences",
   "startInReasoning",
 ] as const satisfies readonly (keyof StreamTurnOptions)[];

@@ -11,6 +11,7 @@ import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../sh
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
 import { streamedError } from "../text/error-body.js";
+import { readContentParts, setAsideNotice, type ContentPartSink } from "./content-parts.js";
 import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
@@ -88,6 +89,13 @@ function isCompleteJson(text: string): boolean {
   }
 }
 
+/** gpt-oss harmony's end-of-call token, which a server passing harmony through leaves on the arguments. */
+const CALL_TAIL = /\s*<\|call\|>\s*$/;
+
+function withoutCallTail(text: string): string {
+  return text.endsWith(">") || text.endsWith(" ") || text.endsWith("\n") ? text.replace(CALL_TAIL, "") : text;
+}
+
 /**
  * Reads usage as a server reported it into the Turn's shape.
  *
@@ -152,6 +160,8 @@ export class TurnReader {
   #lastCall: OpenCall | undefined;
   #splitter: FenceSplitter | undefined;
   #contentSeen = false;
+  /** The kinds of content part already said to be kept out of the answer. */
+  readonly #setAside = new Set<string>();
   readonly #options: StreamTurnOptions;
   readonly #fences: readonly Fence[];
   readonly #onStart: () => void;
@@ -270,24 +280,17 @@ export class TurnReader {
     // One of the two, never both: a server in transition may send the same text in each.
     const reasoningContent = delta.reasoning_content;
     const reasoningField = typeof reasoningContent === "string" && reasoningContent !== "" ? reasoningContent : delta.reasoning;
-    if (typeof reasoningField === "string" && reasoningField !== "") {
-      this.#carried();
-      if (!this.#contentSeen && this.#options.startInReasoning && this.#fences.length > 0) {
-        // The server parses reasoning itself, so content is answer from the start.
-        this.#splitter = new FenceSplitter({ fences: this.#fences });
-      }
-      this.reasoning += reasoningField;
-      this.#options.onThinking?.(reasoningField);
-    }
+    if (typeof reasoningField === "string" && reasoningField !== "") this.#reasoningText(reasoningField);
     const content = delta.content;
     if (typeof content === "string" && content !== "") {
+      // The common case, kept inline: a string of answer text.
       this.#carried();
       this.#contentSeen = true;
       if (this.#splitter === undefined) {
         this.content += content;
         this.#options.onOutput?.(content);
       } else this.#split(this.#splitter.push(content));
-    }
+    } else if (Array.isArray(content) && content.length > 0) readContentParts(content, this.#parts);
     const toolCalls = delta.tool_calls;
     if (Array.isArray(toolCalls) && toolCalls.length > 0) {
       this.#carried();
@@ -297,6 +300,37 @@ export class TurnReader {
       }
     }
   }
+
+  #reasoningText(text: string): void {
+    this.#carried();
+    if (!this.#contentSeen && this.#options.startInReasoning && this.#fences.length > 0) {
+      // The server parses reasoning itself, so content is answer from the start.
+      this.#splitter = new FenceSplitter({ fences: this.#fences });
+    }
+    this.reasoning += text;
+    this.#options.onThinking?.(text);
+  }
+
+  #contentText(text: string): void {
+    this.#carried();
+    this.#contentSeen = true;
+    if (this.#splitter === undefined) {
+      this.content += text;
+      this.#options.onOutput?.(text);
+    } else this.#split(this.#splitter.push(text));
+  }
+
+  /** Where the pieces of content sent as a list of parts go. */
+  readonly #parts: ContentPartSink = {
+    text: (text) => this.#contentText(text),
+    reasoning: (text) => this.#reasoningText(text),
+    setAside: (kind, part) => {
+      this.#carried();
+      if (this.#setAside.has(kind)) return;
+      this.#setAside.add(kind);
+      this.#options.onNotice?.(setAsideNotice(kind, part));
+    },
+  };
 
   #split(part: { answer: string; reasoning: string; moved?: string }): void {
     if (part.moved !== undefined) this.content = this.content.slice(part.moved.length);
@@ -363,7 +397,7 @@ export class TurnReader {
       .map((call) => ({
         id: call.id !== "" ? call.id : newCallId(),
         type: "function" as const,
-        function: { name: call.name, arguments: call.arguments },
+        function: { name: call.name, arguments: withoutCallTail(call.arguments) },
       }));
     const turn: Turn = {
       content: this.content,
@@ -434,7 +468,9 @@ export interface StreamTurnOptions {
   firstChunkMs?: number;
   /** Told each piece of answer text as it arrives. */
   onOutput?: (text: string) => void;
-  /** Told each piece of reasoning as it arrives, from a reasoning field or from inside a fence. */
+  /** Told what the reader set aside rather than lose silently: a content part that is neither text nor reasoning. */
+  onNotice?: (text: string) => void;
+  /** Told each piece of reasoning as it arrives, from a reasoning field, a thinking part or from inside a fence. */
   onThinking?: (text: string) => void;
   /**
    * The fences that mark reasoning inside content; an empty array reads all content as answer.

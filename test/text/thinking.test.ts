@@ -70,6 +70,38 @@ describe("stripThinking", () => {
     expect(stripThinking(raw)).toEqual({ content: "Done.", reasoning: "Think." });
   });
 
+  it("ends the analysis at the final channel's header where the server left out <|end|>", () => {
+    // llama-server without a reasoning parser; the harmony format starts each message with
+    // <|start|>assistant, so that header ends the analysis message before it.
+    const raw = "<|channel|>analysis<|message|>User asks 2+2. Simple.<|start|>assistant<|channel|>final<|message|>4";
+    expect(stripThinking(raw)).toEqual({ content: "4", reasoning: "User asks 2+2. Simple." });
+    expect(stripThinking("<|channel|>analysis<|message|>Simple.<|channel|>final<|message|>4<|return|>")).toEqual({ content: "4", reasoning: "Simple." });
+  });
+
+  it("leaves a commentary-channel call in the answer for recovery, without its <|call|> tail", () => {
+    const raw =
+      '<|channel|>analysis<|message|>Need the weather.<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}<|call|>';
+    expect(stripThinking(raw)).toEqual({
+      content: '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Oslo"}',
+      reasoning: "Need the weather.",
+    });
+  });
+
+  it("reads Gemma 4's thought channel as reasoning", () => {
+    // The channel as llama.cpp's models/templates/google-gemma-4-31B-it-interleaved.jinja writes it.
+    expect(stripThinking("<|channel>thought\nThe user greets me.<channel|>Hello!")).toEqual({ content: "Hello!", reasoning: "The user greets me." });
+  });
+
+  it("keeps an unclosed channel as reasoning rather than losing it", () => {
+    expect(stripThinking("<|channel>thought\nStill thinking")).toEqual({ content: "", reasoning: "Still thinking" });
+    expect(stripThinking("<|channel|>analysis<|message|>Still thinking")).toEqual({ content: "", reasoning: "Still thinking" });
+  });
+
+  it("keeps near misses of the channel tags as answer text", () => {
+    for (const text of ["<|channel|>analysis<|messag", "<|channel>though", "<channel|", "<|start|>assistan"])
+      expect(stripThinking(text)).toEqual({ content: text, reasoning: "" });
+  });
+
   it("drops the final channel header even with no analysis before it", () => {
     // The shape reported in https://github.com/vllm-project/vllm/issues/23694
     expect(stripThinking('<|channel|>final<|message|>{"issues":[]}<|return|>')).toEqual({
@@ -94,7 +126,7 @@ describe("stripThinking", () => {
 
   it("leaves <reasoning> alone by default too, since a model can be quoting it", () => {
     expect(stripThinking("<reasoning>r</reasoning>a")).toEqual({ content: "<reasoning>r</reasoning>a", reasoning: "" });
-    expect(DEFAULT_FENCES.map((fence) => fence.open)).toEqual(["<think>", "<|channel|>analysis<|message|>", "◁think▷"]);
+    expect(DEFAULT_FENCES.map((fence) => fence.open)).toEqual(["<think>", "<|channel|>analysis<|message|>", "◁think▷", "<|channel>thought"]);
   });
 
   it("keeps a reply cut off inside a fence as reasoning with an empty answer", () => {
@@ -212,10 +244,13 @@ describe("FenceSplitter", () => {
 });
 
 /** Pieces a generated reply is built from: every tag of every fence, near misses and text. */
-const allTags = ALL_FENCES.flatMap((fence) => [fence.open, fence.close, ...(fence.markers ?? [])]);
+const allTags = ALL_FENCES.flatMap((fence) => [fence.open, fence.close, ...(fence.ends ?? []), ...(fence.markers ?? [])]);
 const piece = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...allTags) },
-  { weight: 1, arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("<", "</", "<thi", "<|", "<|channel|>", "◁", "\n", "  ", "\n\n", "<|end", "<|channel>", "<channel", "<|start|>", "<|call"),
+  },
   { weight: 3, arbitrary: fc.string({ maxLength: 8 }) },
 );
 const reply = fc.array(piece, { maxLength: 14 }).map((pieces) => pieces.join(""));

@@ -137,15 +137,31 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
   return { turn, first: firstUsage, sent: first ?? last! };
 }
 
-/** Recovers the tool calls a model wrote into its reply as text, where the run declared tools and looks for them. */
+/**
+ * Recovers the tool calls a model wrote into its reply as text, where the run declared tools and
+ * looks for them: in the answer, or — when the turn has no answer text — in the reasoning, where
+ * a model that writes its calls inside its thinking leaves them. A turn with no answer, no call
+ * and nothing recovered is said in a notice rather than passing silently as an answer.
+ */
 function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean): Turn {
-  if (!run.settings.recoverToolCalls || !hasTools || turn.toolCalls.length > 0 || turn.content.trim() === "") return turn;
-  const { tools } = run;
-  const found = recoverToolCalls(turn.content, tools.knownNames(), { tools: [...tools.definitions.values()] });
-  if (found.calls.length === 0) return turn;
-  const count = found.calls.length;
-  run.onNotice(
-    `The model wrote ${count} tool call${count === 1 ? "" : "s"} as text, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
-  );
-  return { ...turn, toolCalls: found.calls, content: found.text };
+  if (turn.toolCalls.length > 0) return turn;
+  const empty = turn.content.trim() === "";
+  if (run.settings.recoverToolCalls && hasTools) {
+    const source = empty ? turn.reasoning : turn.content;
+    const { tools } = run;
+    const found = source.trim() === "" ? undefined : recoverToolCalls(source, tools.knownNames(), { tools: [...tools.definitions.values()] });
+    if (found !== undefined && found.calls.length > 0) {
+      const count = found.calls.length;
+      const where = empty ? "inside its reasoning" : "as text";
+      run.onNotice(
+        `The model wrote ${count} tool call${count === 1 ? "" : "s"} ${where}, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
+      );
+      return empty ? { ...turn, toolCalls: found.calls, reasoning: found.text } : { ...turn, toolCalls: found.calls, content: found.text };
+    }
+  }
+  if (empty) {
+    const reasoning = turn.reasoning.trim() === "" ? "" : " (only reasoning)";
+    run.onNotice(`The model's reply held no answer text and no tool call${reasoning}; finish reason "${turn.finishReason || "none"}".`);
+  }
+  return turn;
 }
