@@ -12,6 +12,7 @@ import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
 import { streamedError } from "../text/error-body.js";
 import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
+import { isCallProviderField, isMessageProviderField, mergeProviderField } from "./provider-fields.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
@@ -64,6 +65,8 @@ interface OpenCall {
   id: string;
   name: string;
   arguments: string;
+  /** Fields the server put on the call that the library does not read, as streamed. */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -149,6 +152,8 @@ export class TurnReader {
   done = false;
   produced = false;
   readonly #calls: OpenCall[] = [];
+  /** Fields the server put on the message that the library does not read, as streamed. */
+  #messageFields: Record<string, unknown> | undefined;
   #lastCall: OpenCall | undefined;
   #splitter: FenceSplitter | undefined;
   #contentSeen = false;
@@ -283,6 +288,11 @@ export class TurnReader {
         this.#options.onOutput?.(content);
       } else this.#split(this.#splitter.push(content));
     }
+    for (const key in delta) {
+      if (!isMessageProviderField(key, delta[key])) continue;
+      const fields = (this.#messageFields ??= {});
+      fields[key] = mergeProviderField(fields[key], delta[key]);
+    }
     const toolCalls = delta.tool_calls;
     if (Array.isArray(toolCalls) && toolCalls.length > 0) {
       this.#carried();
@@ -337,6 +347,11 @@ export class TurnReader {
     if (call.id === "" && id !== undefined) call.id = id;
     if (call.name === "" && name !== undefined) call.name = name;
     if (args !== undefined && args !== "") call.arguments += args;
+    for (const key in piece) {
+      if (!isCallProviderField(key, piece[key])) continue;
+      const extra = (call.extra ??= {});
+      extra[key] = mergeProviderField(extra[key], piece[key]);
+    }
   }
 
   /** The stream has ended: flushes the fence splitter and builds the turn. */
@@ -346,6 +361,7 @@ export class TurnReader {
     const toolCalls: ToolCall[] = [...this.#calls]
       .sort((a, b) => a.index - b.index)
       .map((call) => ({
+        ...call.extra,
         id: call.id !== "" ? call.id : newCallId(),
         type: "function" as const,
         function: { name: call.name, arguments: call.arguments },
@@ -361,6 +377,7 @@ export class TurnReader {
     const timings = readTimings(this.timings);
     if (timings !== undefined) turn.timings = timings;
     if (this.firstTokenMs !== undefined) turn.firstTokenMs = this.firstTokenMs;
+    if (this.#messageFields !== undefined) turn.messageFields = this.#messageFields;
     return turn;
   }
 }

@@ -17,6 +17,7 @@ import { positiveNumber } from "../../text/guards.js";
 import { quietly } from "../../text/safe-calls.js";
 import { recoverToolCalls } from "../../text/tool-calls.js";
 import { withContextIn } from "../hooks.js";
+import { withSystemOption } from "./system-option.js";
 import { questionIndex, type LoopEndpoint, type LoopRun } from "./run.js";
 import type { StepHead } from "./tools.js";
 
@@ -39,7 +40,9 @@ export async function sendStep(run: LoopRun, endpoint: LoopEndpoint, step: numbe
   const sentFrom = run.transcript.slice();
   const messages = run.context ? withContextIn(run.state, run.transcript, questionIndex(run), run.context, run.preface) : sentFrom;
   const reply = await request(run, endpoint, head, messages, step);
-  const turn = recoverFromText(run, reply.turn, head.tools.length > 0);
+  // Tools described in the prompt (the server refused them) come back only as text.
+  const inPrompt = head.tools.length > 0 && reply.sent.tools === undefined;
+  const turn = recoverFromText(run, reply.turn, head.tools.length > 0, inPrompt);
   run.lastTurn = turn;
   const { sent } = reply;
   const metrics = run.account.record({
@@ -92,6 +95,7 @@ function turnOptions(run: LoopRun, stream: ReturnType<typeof streamOptions>): Ru
     ...(settings.sleep ? { sleep: settings.sleep } : {}),
     now: settings.now,
     onNotice: run.onNotice,
+    toolsInPrompt: config.toolsInPrompt !== false,
   };
 }
 
@@ -105,13 +109,17 @@ function sayStrictOff(run: LoopRun, text: string, tool: string): void {
 async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, transcript: readonly Message[], step: number): Promise<StepReply> {
   const { client, supports } = endpoint;
   const { config, settings } = run;
-  const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...transcript] : [...transcript];
+  const messages: Message[] = withSystemOption(head.system, transcript);
   // A server that holds tool arguments to a grammar gets the relaxed schemas from the first step.
   if (head.tools.length > 0) await learnServerIn(run.state, config, run.options.signal ? { signal: run.options.signal } : {});
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
-    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, { onNotice: (text, tool) => sayStrictOff(run, text, tool) });
+    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, {
+      onNotice: (text, tool) => sayStrictOff(run, text, tool),
+      onFieldNotice: (text) => sayStrictOff(run, text, `field:${text}`),
+      toolsInPrompt: config.toolsInPrompt !== false,
+    });
     last = body;
     if (!first) {
       first = body;
@@ -137,12 +145,13 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
 }
 
 /** Recovers the tool calls a model wrote into its reply as text, where the run declared tools and looks for them. */
-function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean): Turn {
-  if (!run.settings.recoverToolCalls || !hasTools || turn.toolCalls.length > 0 || turn.content.trim() === "") return turn;
+function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean, inPrompt: boolean): Turn {
+  if (!(run.settings.recoverToolCalls || inPrompt) || !hasTools || turn.toolCalls.length > 0 || turn.content.trim() === "") return turn;
   const { tools } = run;
   const found = recoverToolCalls(turn.content, tools.knownNames(), { tools: [...tools.definitions.values()] });
   if (found.calls.length === 0) return turn;
   const count = found.calls.length;
+  if (inPrompt) return { ...turn, toolCalls: found.calls, content: found.text };
   run.onNotice(
     `The model wrote ${count} tool call${count === 1 ? "" : "s"} as text, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
   );
