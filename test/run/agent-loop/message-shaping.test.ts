@@ -140,7 +140,11 @@ describe("Kimi's replay wording", () => {
 describe("Mistral's id rule", () => {
   const history: Message[] = [
     { role: "user", content: "Earlier." },
-    { role: "assistant", content: "", tool_calls: [{ id: "call_PTLP8xhu3uwZk4l3nlnrrJha", type: "function", function: { name: "read", arguments: '{"path":"z"}' } }] },
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id: "call_PTLP8xhu3uwZk4l3nlnrrJha", type: "function", function: { name: "read", arguments: '{"path":"z"}' } }],
+    },
     { role: "tool", tool_call_id: "call_PTLP8xhu3uwZk4l3nlnrrJha", content: "old contents" },
     { role: "assistant", content: "It held old contents." },
     ...question,
