@@ -4,6 +4,7 @@ import { runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult } from "../
 import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
 import { exportCapabilitiesIn } from "../../../src/wire/snapshot.js";
 import { startEndpoint, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
+import { validateTranscript } from "../../support/transcript.js";
 
 const read: ToolDefinition = {
   type: "function",
@@ -101,6 +102,7 @@ describe("provider fields in the loop", () => {
       expect(bodies.map(signatures)).toEqual([[], ["EjQKMgEMOdbHsig-a"], ["EjQKMgEMOdbHsig-a", "EjQKMgEMOdbHsig-b"]]);
       expect(JSON.stringify(bodies)).not.toContain("fieldsOrigin");
       const kept = result.messages.filter((message): message is AssistantMessage => message.role === "assistant" && Array.isArray(message.tool_calls));
+      expect(validateTranscript(result.messages)).toEqual([]);
       expect(kept.map((message) => message.fieldsOrigin)).toEqual([
         { baseUrl: server.baseUrl, model: GEMINI, fields: [] },
         { baseUrl: server.baseUrl, model: GEMINI, fields: [] },
@@ -203,6 +205,7 @@ describe("provider fields in the loop", () => {
       expect(result.turn.content).toBe("Fine.");
       expect(assistants(server.chatBodies()[0]!)[0]).toEqual({ role: "assistant", content: "Earlier answer." });
       expect(notices.some((text) => text.includes("opaque") && text.includes("JSON"))).toBe(true);
+      expect(validateTranscript(result.messages.filter((message) => message.role !== "assistant" || !("opaque" in message)))).toEqual([]);
     });
   });
 
@@ -234,6 +237,7 @@ describe("provider fields in the loop", () => {
       expect(JSON.stringify(result.messages)).not.toContain(huge);
       expect(callsOf(server.chatBodies()[1]!)).toEqual([{ id: "call_1", type: "function", function: { name: "read", arguments: '{"path":"a"}' } }]);
       expect(notices.some((text) => text.includes("huge_blob") && text.includes("65536"))).toBe(true);
+      expect(validateTranscript(result.messages)).toEqual([]);
     });
   });
 
