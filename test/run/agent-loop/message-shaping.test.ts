@@ -105,6 +105,19 @@ describe("system placement", () => {
     });
   });
 
+  it("learns the same placement from vLLM's 400, folding a system message from mid-transcript to the top", async () => {
+    await withLoop({ profile: "vllm", refuse: { systemNotFirst: true } }, async ({ server, run }) => {
+      server.script(answer());
+      const messages: Message[] = [{ role: "user", content: "Earlier." }, { role: "system", content: "Mid-run note." }, ...question];
+      const result = await run("Qwen/Qwen3.5-35B-A3B-FP8", { system: "Option.", messages });
+      expect(result.turn.content).toBe("Done.");
+      expect(server.chatBodies()).toHaveLength(2);
+      expect(refusals(server)).toEqual(["systemNotFirst"]);
+      expect((server.chatBodies()[1]!.messages as Message[]).map((message) => message.role)).toEqual(["system", "user", "user"]);
+      expect((server.chatBodies()[1]!.messages as Message[])[0]).toEqual({ role: "system", content: "Option.\n\nMid-run note." });
+    });
+  });
+
   it("sends the system option and a leading system message as one message by default", async () => {
     await withLoop({ profile: "llama.cpp" }, async ({ server, run }) => {
       server.script(answer());
