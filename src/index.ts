@@ -17,6 +17,7 @@ export type {
   SystemMessage,
   UserMessage,
   AssistantMessage,
+  FieldsOrigin,
   ToolMessage,
   ToolCall,
   TextPart,
@@ -85,6 +86,7 @@ export { buildBody, orderTools } from "./wire/request-body.js";
 export type { ToolOrder, RequestBody, BuildBodyOptions } from "./wire/request-body.js";
 export { applyCombinations } from "./wire/refusal-combination.js";
 export type { CombinationLatches } from "./wire/refusal-combination.js";
+export { TOOLS_IN_PROMPT_LEAD } from "./wire/message-shaping.js";
 
 // calibration
 export { calibrate, charsPerTokenFor } from "./wire/calibration.js";

@@ -49,6 +49,12 @@ export interface ToolPolicy {
   toolDiscovery?: "eager" | "ondemand" | "proxy";
   /** The small model that preselects a run's tools; empty means no preselection. */
   toolSelectModel?: string;
+  /**
+   * Whether a server that refuses tools as such gets them described in the system prompt, with
+   * calls read back from the reply's text; false lets that refusal end the run.
+   * @default true
+   */
+  toolsInPrompt?: boolean;
 }
 
 /** How hard to try before a failure is the caller's. */
@@ -99,6 +105,21 @@ export interface ToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  /**
+   * A field the server put on the call that the library does not read (Gemini's `extra_content`),
+   * kept as received and sent back with the call to the model that wrote it.
+   */
+  [providerField: string]: unknown;
+}
+
+/** The endpoint and model whose turn put provider fields on an assistant message. */
+export interface FieldsOrigin {
+  /** The endpoint's base URL as the run was configured with it. */
+  baseUrl: string;
+  /** The model's name as the endpoint knows it. */
+  model: string;
+  /** The message-level fields that came from the server, by name. */
+  fields: string[];
 }
 
 /** An assistant message, possibly ending in tool calls. */
@@ -111,6 +132,13 @@ export interface AssistantMessage {
   /** The same scratchpad under the name vLLM and Groq read it by, as a request body sends it there. */
   reasoning?: string;
   name?: string;
+  /**
+   * Where this message's provider fields came from: they go back only to the same endpoint and
+   * model, and are left out of a request to any other. Never sent itself.
+   */
+  fieldsOrigin?: FieldsOrigin;
+  /** A field the server put on the message that the library does not read (OpenRouter's `reasoning_details`), kept as received. */
+  [providerField: string]: unknown;
 }
 
 /** A tool's answer to one call. */
@@ -203,6 +231,11 @@ export interface Turn {
   durationMs?: number;
   /** Extra requests a continuation spent on this turn. */
   continuations?: number;
+  /**
+   * Fields the server put on the assistant message that the library does not read
+   * (`reasoning_details`), as received; absent where there were none.
+   */
+  messageFields?: Record<string, unknown>;
 }
 
 /** A side task's settings as an agent document states them; absent fields take the task's own default. */

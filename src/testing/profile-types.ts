@@ -42,6 +42,11 @@ export const PROFILE_NAMES: readonly ProfileName[] = Object.freeze(["openai", "l
  * - `reasoningMissing`: a thinking-mode history without the `reasoning_content` the model wants back (DeepSeek).
  * - `reasoningField`: a reasoning field on an input message the server does not take (Groq).
  * - `reasoningBoth`: a tool-call message with both text and reasoning (llama.cpp's gpt-oss template).
+ * - `systemNotFirst`: a system message past the first (Qwen 3.5's template).
+ * - `toolCallReasoning`: a tool-call message without `reasoning_content` in thinking mode (Kimi K2).
+ * - `toolCallId`: a tool-call id that is not nine letters and digits (Mistral).
+ * - `callFieldMissing`: a replayed call without the field its model put on it (Gemini 3's thought signature).
+ * - `messageField`: a field on a message or a call the server does not know.
  */
 export type RefusalKind =
   | "streamOptions"
@@ -68,7 +73,12 @@ export type RefusalKind =
   | "parallelToolCallsWithoutTools"
   | "reasoningMissing"
   | "reasoningField"
-  | "reasoningBoth";
+  | "reasoningBoth"
+  | "systemNotFirst"
+  | "toolCallReasoning"
+  | "toolCallId"
+  | "callFieldMissing"
+  | "messageField";
 
 /** Every refusal kind, in a stable order, for tests that walk them all. */
 export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
@@ -97,6 +107,11 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
   "reasoningMissing",
   "reasoningField",
   "reasoningBoth",
+  "systemNotFirst",
+  "toolCallReasoning",
+  "toolCallId",
+  "callFieldMissing",
+  "messageField",
 ]);
 
 /**

@@ -10,6 +10,7 @@
 import type { Profile, RefusalDetail, RefusalKind } from "./profile-types.js";
 import { isPlainRecord } from "./guards.js";
 import { missingReasoningAt } from "./profile-deepseek.js";
+import { shapeRefusal } from "./refusals-shape.js";
 
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
@@ -79,6 +80,19 @@ export interface RefusalRules {
   contentWithReasoning?: boolean;
   /** While tools are declared, refuse any assistant message without `reasoning_content`, in DeepSeek V4's words. */
   reasoningEveryTurn?: boolean;
+  /** Refuse a system message anywhere but first, as Qwen 3.5's chat template does. */
+  systemNotFirst?: boolean;
+  /** Refuse an assistant message with tool calls but no `reasoning_content`, in Kimi K2's thinking-mode words. */
+  reasoningOnToolCalls?: boolean;
+  /** Refuse a tool-call id (on a call or a tool message) that is not this many letters and digits, in Mistral's words (9). */
+  toolCallIdLength?: number;
+  /**
+   * Refuse a replayed tool call that lacks this field (a dotted path, `extra_content.google.thought_signature`),
+   * as Gemini 3 refuses a call without its thought signature.
+   */
+  callField?: string;
+  /** Refuse these fields on any message or tool call, as a pydantic server refuses an extra input. */
+  messageFieldsForbidden?: string[];
 }
 
 /** What a server refuses, and optionally what each model on it refuses on top. */
@@ -185,6 +199,8 @@ export function findRefusal(
   }
   const replay = replayRefusal(rules, body);
   if (replay) return replay;
+  const shape = shapeRefusal(rules, body);
+  if (shape) return shape;
   if ("reasoning_effort" in body && rules.reasoningEffort) {
     const asked = body.reasoning_effort;
     if (rules.reasoningEffort === true) return { kind: "reasoningEffortUnsupported", detail: { field: "reasoning_effort" } };

@@ -9,6 +9,14 @@
 import type { ProfileName } from "./profile-types.js";
 import { deepFreeze, OPENAI_WORDINGS, promptOf, type Filled, type Table } from "./wordings-openai.js";
 import { DEEPSEEK_MISSING, GROQ_MESSAGE_FIELD, LLAMA_BOTH_CONTENT_AND_THINKING } from "./wordings-reasoning.js";
+import {
+  GEMINI_SIGNATURE_MISSING,
+  KIMI_TOOL_CALL_REASONING,
+  LLAMA_SYSTEM_FIRST,
+  MESSAGE_FIELD_FORBIDDEN,
+  MISTRAL_TOOL_CALL_ID,
+  VLLM_SYSTEM_FIRST,
+} from "./wordings-shape.js";
 
 export { deepFreeze, openaiError, quoteList } from "./wordings-openai.js";
 
@@ -197,9 +205,17 @@ const openrouter: Table = {
 /** Every family's own wordings; a kind missing here falls back to a shaped stand-in. */
 export const WORDINGS: Readonly<Record<ProfileName, Table>> = deepFreeze({
   // Groq answers in OpenAI's words and shape, so its refusal of a message field sits with OpenAI's.
-  openai: { ...OPENAI_WORDINGS, reasoningField: GROQ_MESSAGE_FIELD },
-  "llama.cpp": { ...llama, reasoningBoth: LLAMA_BOTH_CONTENT_AND_THINKING },
-  vllm,
+  // Kimi, Mistral and Gemini answer in OpenAI-compatible shapes, so their wordings sit with OpenAI's.
+  openai: {
+    ...OPENAI_WORDINGS,
+    reasoningField: GROQ_MESSAGE_FIELD,
+    toolCallReasoning: KIMI_TOOL_CALL_REASONING,
+    toolCallId: MISTRAL_TOOL_CALL_ID,
+    callFieldMissing: GEMINI_SIGNATURE_MISSING,
+    messageField: MESSAGE_FIELD_FORBIDDEN,
+  },
+  "llama.cpp": { ...llama, reasoningBoth: LLAMA_BOTH_CONTENT_AND_THINKING, systemNotFirst: LLAMA_SYSTEM_FIRST },
+  vllm: { ...vllm, systemNotFirst: VLLM_SYSTEM_FIRST },
   lmstudio,
   ollama,
   openrouter,

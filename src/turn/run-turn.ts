@@ -63,6 +63,11 @@ export interface RunTurnOptions extends PassedToStream {
   loadingPollMs?: number;
   /** Told a sentence when something is latched off, a model is waited for, or a failure is retried. */
   onNotice?: (message: string) => void;
+  /**
+   * Whether a refusal of tools as such latches the model's `toolsInPrompt` (negotiate's option of
+   * that name), so the build callback describes the tools in the prompt. @default false
+   */
+  toolsInPrompt?: boolean;
   /** Waits between attempts; resolves early or rejects when the signal aborts. @default a timer */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The clock the loading wait is measured on, in milliseconds. @default Date.now */
@@ -202,6 +207,7 @@ export async function runTurnIn(
         ...(options.droppable ? { droppable: options.droppable } : {}),
         produced,
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+        ...(options.toolsInPrompt === true ? { toolsInPrompt: true } : {}),
         sentBody: () => lastBody,
       });
       if (lastBody && modelName !== undefined && turn.usage.prompt > 0) {

@@ -31,7 +31,8 @@ const transcriptText = (content: unknown): string => contentText(content, { imag
 
 /** One message as a transcript line, or "" for one with nothing to show. */
 function renderMessage(message: Message, max: number): string {
-  if (!isPlainRecord(message)) return "";
+  // Checked as unknown: a record check on the union would narrow it to the message open to provider fields.
+  if (!isPlainRecord(message as unknown)) return "";
   const text = transcriptText(message.content).trim();
   switch (message.role) {
     case "system":

@@ -21,6 +21,7 @@ import { capabilityBoundsIn, makeRoom, touchEntry, type BoundsState } from "./ca
 import { defaultState, defineSlot, slotOf, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import type { ReplayField } from "./reasoning-replay.js";
+import { shapingSnapshotOf } from "./message-shaping.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 export { EFFORT_LADDER } from "./refusal.js";
@@ -64,6 +65,14 @@ export interface ModelCapabilities {
   replayEveryTurn: boolean;
   /** A tool-call turn's text is folded into its reasoning; true once the model's template refused both side by side. */
   replayFoldContent: boolean;
+  /** Every system message is sent folded into one at the top; true once the template refused a later one. @default false */
+  foldSystem?: boolean;
+  /** Tool-call ids are sent rewritten to this many letters and digits, once the server stated that rule. @default 0 (as they are) */
+  toolCallIdLength?: number;
+  /** Tools are described in the system prompt, not declared; true once the server refused tools as such. @default false */
+  toolsInPrompt?: boolean;
+  /** Provider fields (kept from a stream) this model refused on a message or a call, left out from then on. @default [] */
+  droppedMessageFields?: string[];
 }
 
 /** What one endpoint (a base URL and an API key) takes, with its models' records under it. */
@@ -143,10 +152,12 @@ const MODEL_BOUNDS: unique symbol = Symbol("agent-core.model-bounds");
 /** Whether a model record moved away from a fresh one. */
 function modelHoldsLatch(record: ModelCapabilities): boolean {
   const fresh = freshModelCapabilities();
-  return (Object.keys(fresh) as (keyof ModelCapabilities)[]).some((field) => {
-    const value = record[field];
-    return Array.isArray(value) ? value.length > 0 : value !== fresh[field];
-  });
+  return (
+    (Object.keys(fresh) as (keyof ModelCapabilities)[]).some((field) => {
+      const value = record[field];
+      return Array.isArray(value) ? value.length > 0 : value !== fresh[field];
+    }) || Object.keys(shapingSnapshotOf(record)).length > 0
+  );
 }
 
 /** Whether an endpoint record, or any model record under it, latched something. */
@@ -329,6 +340,13 @@ export interface NegotiateOptions {
    * the request did not carry end at once rather than after a second refusal.
    */
   sentBody?: () => unknown;
+  /**
+   * Whether a refusal of tools as such (llama.cpp without --jinja, vLLM without auto tool choice,
+   * an Ollama model without tool support) is answered by latching the model's `toolsInPrompt`, so
+   * a body builder describes the tools in the system prompt; otherwise it reaches the caller.
+   * @default false
+   */
+  toolsInPrompt?: boolean;
 }
 
 /** The most requests one negotiation sends before giving up. */
@@ -391,7 +409,7 @@ export async function negotiate<T>(supports: EndpointCapabilities, send: Negotia
       } catch {
         sent = undefined;
       }
-      const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent);
+      const decision = decideRefusal(error, supports, model, name ?? "", droppable, sent, { toolsInPrompt: options.toolsInPrompt === true });
       if (decision.kind === "pass") throw error;
       if (decision.kind === "stuck") throw new NegotiationError({ message: decision.message, refused: decision.refused, attempts: attempt, cause: error });
       // Another request on the same records latched this while ours was in flight: ours was built

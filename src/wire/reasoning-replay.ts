@@ -47,11 +47,13 @@ export interface ReplayForm {
 export type ReplayRefusal = { kind: "pass-back" } | { kind: "field"; field: "reasoning_content" | "reasoning" } | { kind: "both" } | undefined;
 
 /**
- * DeepSeek's thinking mode asking for the scratchpad back: "The `reasoning_content` in the
+ * A thinking mode asking for the scratchpad back: DeepSeek's "The `reasoning_content` in the
  * thinking mode must be passed back to the API." (V4) and "Missing `reasoning_content` field in
- * the assistant message at message index 2" (deepseek-reasoner).
+ * the assistant message at message index 2" (deepseek-reasoner), and Kimi K2's "thinking is
+ * enabled but reasoning_content is missing in assistant tool call message at index 2".
  */
-const PASS_BACK = /reasoning_content`?\s+in\s+the\s+thinking\s+mode\s+must\s+be\s+passed\s+back|missing\s+`?reasoning_content`?\s+field/i;
+const PASS_BACK =
+  /reasoning_content`?\s+in\s+the\s+thinking\s+mode\s+must\s+be\s+passed\s+back|missing\s+`?reasoning_content`?\s+field|thinking\s+is\s+enabled\s+but\s+`?reasoning_content`?\s+is\s+missing/i;
 
 /**
  * A message field refused on an input message: Groq's "property 'reasoning_content' is

@@ -16,6 +16,8 @@ import { describeError, type ErrorDescription } from "../text/error-body.js";
 import { decideCombination } from "./refusal-combination.js";
 import type { Answer, Decision } from "./refusal-answer.js";
 import { decideReplayRefusal, type ReplayLatches } from "./reasoning-replay.js";
+import { decideShapingRefusal, type ShapingLatches } from "./message-shaping.js";
+import { decideProviderFieldRefusal, type ProviderFieldLatches } from "./provider-fields.js";
 
 /** A refusal read off a failed request. */
 export interface RefusalReading {
@@ -177,7 +179,7 @@ export interface EndpointLatches {
 }
 
 /** The model latches a refusal can flip (the shape of a model record). */
-export interface ModelLatches extends ReplayLatches {
+export interface ModelLatches extends ReplayLatches, ShapingLatches, ProviderFieldLatches {
   legacyTokenLimit: boolean;
   chosenTemperature: boolean;
   structuredOutput: boolean;
@@ -236,6 +238,12 @@ function effortAnswer(reading: RefusalReading, model: ModelLatches, name: string
   };
 }
 
+/** Options of {@link decideRefusal}, after its positional arguments. */
+export interface DecideRefusalOptions {
+  /** Whether a refusal of tools as such is answered by describing them in the prompt. @default false */
+  toolsInPrompt?: boolean;
+}
+
 /**
  * Decides what answers a failed attempt: the latches to flip before re-sending, a clear stop where
  * the same refusal came back after its latch, or "pass" for a failure the request cannot do
@@ -248,6 +256,7 @@ export function decideRefusal(
   name: string,
   droppable: readonly string[],
   sent: Record<string, unknown> | undefined,
+  options: DecideRefusalOptions = {},
 ): Decision {
   if (isOverflow(error) || isModelLoading(error)) return PASS;
   if (error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError")) return PASS;
@@ -256,8 +265,12 @@ export function decideRefusal(
   if (status === 401 || status === 403 || status === 429) return PASS;
   const combination = decideCombination(reading.description.message, model, name, droppable, sent);
   if (combination) return combination;
+  const shaping = decideShapingRefusal(reading.description.message, model, name, sent, { toolsInPrompt: options.toolsInPrompt === true });
+  if (shaping) return shaping;
   const replay = model ? decideReplayRefusal(reading.description.message, model, supports.reasoningField, name, sent) : undefined;
   if (replay) return replay.kind === "stuck" ? replay : { kind: "answer", answers: [replay.answer] };
+  const providerField = decideProviderFieldRefusal(reading.description.message, model, name, sent);
+  if (providerField) return providerField;
   if (reading.effort) return model ? effortAnswer(reading, model, name, sent) : PASS;
   if (reading.effortUnsupported) {
     if (!model) return PASS;

@@ -14,6 +14,7 @@ import { relaxTools, sanitizeTools } from "../text/schema-compat.js";
 import { positiveInteger } from "../text/guards.js";
 import { applyCombinations } from "./refusal-combination.js";
 import { applyReplayForm, replayFormOf } from "./reasoning-replay.js";
+import { shapeRequestMessages } from "./request-messages.js";
 
 /**
  * How a request's tools are ordered: `true` or absent for name order, `false` for the caller's
@@ -44,6 +45,19 @@ export interface BuildBodyOptions {
    * its own record of what it has said. @default none
    */
   onNotice?: (text: string, tool: string) => void;
+  /**
+   * The endpoint's base URL, for telling whether an assistant message's provider fields came
+   * from this endpoint; absent, a `baseUrl` on `config` is used, and failing that the model alone
+   * decides. @default config.baseUrl
+   */
+  baseUrl?: string;
+  /**
+   * Whether a model latched `toolsInPrompt` gets its tools described in the system prompt (and
+   * none declared); false declares them regardless. @default true
+   */
+  toolsInPrompt?: boolean;
+  /** Told a sentence for each provider field left out because it cannot be sent (not JSON, over 64 KB). @default none */
+  onFieldNotice?: (text: string) => void;
 }
 
 /** Fields the loop owns, which extraBody cannot replace. */
@@ -105,6 +119,10 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
  *   schemas or is grammar-constrained; left out when there are none. A tool past strict mode's
  *   limits goes with `strict: false`, and `options.onNotice` hears of it while strict schemas are sent.
+ * - Provider fields kept from a stream go back only to the endpoint and model that sent them,
+ *   less those the model refused; later system messages are folded into the first, tool-call
+ *   ids rewritten, and tools described in the system prompt, where the model latched those
+ *   (shapeRequestMessages).
  * - Each assistant turn's reasoning in the form the model and endpoint take (applyReplayForm):
  *   under `reasoning_content`, or `reasoning` on a vLLM listing or once the model refused the
  *   first, or not at all once it refused both; on every assistant turn while tools are declared
@@ -163,6 +181,7 @@ export function buildBody(
     }
   }
   body.messages = applyReplayForm(body.messages, replayFormOf(model, supports.reasoningField), body.tools !== undefined);
+  if (shapeRequestMessages(body, config, model, options ?? {}).toolsInPrompt) delete body.tools;
   const effort = effortFor(model, config.reasoningEffort);
   if (effort) body.reasoning_effort = effort;
   const ceiling = positiveInteger(config.maxTokens);

@@ -23,12 +23,16 @@ import { unmatchableKeyReason } from "./key-fingerprint.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { isPlainRecord } from "../text/guards.js";
 import { importReplay, REPLAY_FIELDS, REPLAY_SNAPSHOT_KEYS, replaySnapshotOf, type ReplayField } from "./reasoning-replay.js";
+import { importShaping, SHAPING_SNAPSHOT_KEYS, shapingSnapshotOf, type ShapingSnapshot } from "./message-shaping.js";
 
 /** The snapshot format's version; a blob of another version is ignored whole. */
 export const CAPABILITIES_SNAPSHOT_VERSION = 1;
 
-/** One model's latches as stored: only what differs from a fresh record. */
-export interface ModelSnapshot {
+/**
+ * One model's latches as stored: only what differs from a fresh record; the message-shape
+ * latches (`foldSystem`, `toolCallIdLength`, `toolsInPrompt`, `droppedMessageFields`) among them.
+ */
+export interface ModelSnapshot extends ShapingSnapshot {
   legacyTokenLimit?: boolean;
   chosenTemperature?: boolean;
   structuredOutput?: boolean;
@@ -102,7 +106,7 @@ function modelSnapshot(record: ModelCapabilities): ModelSnapshot | undefined {
     if (Array.isArray(value) && value.length > 0) out[list] = [...value];
   }
   if (typeof record.effortWithTools === "string" && record.effortWithTools !== "") out.effortWithTools = record.effortWithTools;
-  Object.assign(out, replaySnapshotOf(record));
+  Object.assign(out, replaySnapshotOf(record), shapingSnapshotOf(record));
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -170,8 +174,9 @@ function importModel(record: ModelCapabilities, stored: Record<string, unknown>,
   );
   importCombinations(record, stored, where, ignored);
   importReplay(record, stored, where, ignored);
+  importShaping(record, stored, where, ignored);
   for (const key of Object.keys(stored)) {
-    if (COMBINATION_KEYS.includes(key) || REPLAY_SNAPSHOT_KEYS.includes(key)) continue;
+    if (COMBINATION_KEYS.includes(key) || REPLAY_SNAPSHOT_KEYS.includes(key) || SHAPING_SNAPSHOT_KEYS.includes(key)) continue;
     if (!(FLAGS as readonly string[]).includes(key) && key !== "refusedEfforts" && key !== "droppedFields") ignored.push(`${where}.${key}: unknown field`);
   }
 }

@@ -13,6 +13,7 @@ import { isRecord } from "../text/guards.js";
 import { streamedError } from "../text/error-body.js";
 import { readContentParts, setAsideNotice, type ContentPartSink } from "./content-parts.js";
 import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
+import { isCallProviderField, isMessageProviderField, mergeProviderField } from "./provider-fields.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
@@ -65,6 +66,8 @@ interface OpenCall {
   id: string;
   name: string;
   arguments: string;
+  /** Fields the server put on the call that the library does not read, as streamed. */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -157,6 +160,8 @@ export class TurnReader {
   done = false;
   produced = false;
   readonly #calls: OpenCall[] = [];
+  /** Fields the server put on the message that the library does not read, as streamed. */
+  #messageFields: Record<string, unknown> | undefined;
   #lastCall: OpenCall | undefined;
   #splitter: FenceSplitter | undefined;
   #contentSeen = false;
@@ -291,6 +296,11 @@ export class TurnReader {
         this.#options.onOutput?.(content);
       } else this.#split(this.#splitter.push(content));
     } else if (Array.isArray(content) && content.length > 0) readContentParts(content, this.#parts);
+    for (const key in delta) {
+      if (!isMessageProviderField(key, delta[key])) continue;
+      const fields = (this.#messageFields ??= {});
+      fields[key] = mergeProviderField(fields[key], delta[key]);
+    }
     const toolCalls = delta.tool_calls;
     if (Array.isArray(toolCalls) && toolCalls.length > 0) {
       this.#carried();
@@ -376,6 +386,11 @@ export class TurnReader {
     if (call.id === "" && id !== undefined) call.id = id;
     if (call.name === "" && name !== undefined) call.name = name;
     if (args !== undefined && args !== "") call.arguments += args;
+    for (const key in piece) {
+      if (!isCallProviderField(key, piece[key])) continue;
+      const extra = (call.extra ??= {});
+      extra[key] = mergeProviderField(extra[key], piece[key]);
+    }
   }
 
   /** Whether the wire said the reply is whole: `[DONE]` or a finish reason arrived. */
@@ -395,6 +410,7 @@ export class TurnReader {
     const toolCalls: ToolCall[] = [...this.#calls]
       .sort((a, b) => a.index - b.index)
       .map((call) => ({
+        ...call.extra,
         id: call.id !== "" ? call.id : newCallId(),
         type: "function" as const,
         function: { name: call.name, arguments: withoutCallTail(call.arguments) },
@@ -410,6 +426,7 @@ export class TurnReader {
     const timings = readTimings(this.timings);
     if (timings !== undefined) turn.timings = timings;
     if (this.firstTokenMs !== undefined) turn.firstTokenMs = this.firstTokenMs;
+    if (this.#messageFields !== undefined) turn.messageFields = this.#messageFields;
     return turn;
   }
 }

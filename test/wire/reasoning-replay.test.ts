@@ -42,15 +42,19 @@ describe("readReplayRefusal", () => {
     });
     expect(readReplayRefusal(words("openai", "reasoningField", { field: "reasoning", value: 3 }))).toEqual({ kind: "field", field: "reasoning" });
     expect(readReplayRefusal(words("llama.cpp", "reasoningBoth"))).toEqual({ kind: "both" });
+    // Kimi K2's thinking mode, wanting reasoning_content on a tool-call turn.
+    expect(readReplayRefusal(words("openai", "toolCallReasoning", { value: 5 }))).toEqual({ kind: "pass-back" });
     expect(readReplayRefusal("messages.1.reasoning_content: Extra inputs are not permitted")).toEqual({ kind: "field", field: "reasoning_content" });
   });
 
   it("reads every replay refusal among the real-world samples, and no other sample", () => {
-    const replay = WORDING_SAMPLES.filter((sample) => sample.kind === "reasoningMissing" || sample.kind === "reasoningField");
-    expect(replay.length).toBeGreaterThanOrEqual(3);
+    const replay = WORDING_SAMPLES.filter(
+      (sample) => sample.kind === "reasoningMissing" || sample.kind === "reasoningField" || sample.kind === "toolCallReasoning",
+    );
+    expect(replay.length).toBeGreaterThanOrEqual(4);
     for (const sample of replay) {
       expect(readReplayRefusal(messageOf(sample.body)), sample.source).toEqual(
-        sample.kind === "reasoningMissing" ? { kind: "pass-back" } : { kind: "field", field: "reasoning_content" },
+        sample.kind === "reasoningField" ? { kind: "field", field: "reasoning_content" } : { kind: "pass-back" },
       );
     }
     for (const sample of WORDING_SAMPLES.filter((sample) => !replay.includes(sample))) {

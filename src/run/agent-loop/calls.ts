@@ -13,6 +13,7 @@ import { readCalls, runCalls, STOPPED_BEFORE_CALL, type CallsRun, type OpenCall,
 import { stepCheck } from "./checks.js";
 import type { LoopRun } from "./run.js";
 import { keepReasoning } from "./reasoning.js";
+import { keepProviderFields } from "./provider-fields.js";
 
 /**
  * Appends the model's reply, with the calls it made (and, where it made some, the reasoning
@@ -24,6 +25,7 @@ export async function tellReply(run: LoopRun, turn: Turn, step: number): Promise
   const said: AssistantMessage = { role: "assistant", content: turn.content };
   if (reads.length > 0) said.tool_calls = reads.map((read) => read.call);
   keepReasoning(said, turn);
+  keepProviderFields(run, said, turn);
   try {
     await run.tell(said, step, turn);
   } catch (error) {

@@ -17,6 +17,7 @@ import { positiveNumber } from "../../text/guards.js";
 import { quietly } from "../../text/safe-calls.js";
 import { recoverToolCalls } from "../../text/tool-calls.js";
 import { withContextIn } from "../hooks.js";
+import { withSystemOption } from "./system-option.js";
 import { questionIndex, type LoopEndpoint, type LoopRun } from "./run.js";
 import { promptCheck } from "./served-window.js";
 import type { StepHead } from "./tools.js";
@@ -40,7 +41,9 @@ export async function sendStep(run: LoopRun, endpoint: LoopEndpoint, step: numbe
   const sentFrom = run.transcript.slice();
   const messages = run.context ? withContextIn(run.state, run.transcript, questionIndex(run), run.context, run.preface) : sentFrom;
   const reply = await request(run, endpoint, head, messages, step);
-  const turn = recoverFromText(run, reply.turn, head.tools.length > 0);
+  // Tools described in the prompt (the server refused them) come back only as text.
+  const inPrompt = head.tools.length > 0 && reply.sent.tools === undefined;
+  const turn = recoverFromText(run, reply.turn, head.tools.length > 0, inPrompt);
   run.lastTurn = turn;
   const { sent } = reply;
   const metrics = run.account.record({
@@ -93,6 +96,7 @@ function turnOptions(run: LoopRun, stream: ReturnType<typeof streamOptions>): Ru
     ...(settings.sleep ? { sleep: settings.sleep } : {}),
     now: settings.now,
     onNotice: run.onNotice,
+    toolsInPrompt: config.toolsInPrompt !== false,
   };
 }
 
@@ -106,13 +110,17 @@ function sayStrictOff(run: LoopRun, text: string, tool: string): void {
 async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, transcript: readonly Message[], step: number): Promise<StepReply> {
   const { client, supports } = endpoint;
   const { config, settings } = run;
-  const messages: Message[] = head.system ? [{ role: "system", content: head.system }, ...transcript] : [...transcript];
+  const messages: Message[] = withSystemOption(head.system, transcript);
   // A server that holds tool arguments to a grammar gets the relaxed schemas from the first step.
   if (head.tools.length > 0) await learnServerIn(run.state, config, run.options.signal ? { signal: run.options.signal } : {});
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
-    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, { onNotice: (text, tool) => sayStrictOff(run, text, tool) });
+    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, {
+      onNotice: (text, tool) => sayStrictOff(run, text, tool),
+      onFieldNotice: (text) => sayStrictOff(run, text, `field:${text}`),
+      toolsInPrompt: config.toolsInPrompt !== false,
+    });
     last = body;
     if (!first) {
       first = body;
@@ -139,23 +147,26 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
 
 /**
  * Recovers the tool calls a model wrote into its reply as text, where the run declared tools and
- * looks for them: in the answer, or — when the turn has no answer text — in the reasoning, where
- * a model that writes its calls inside its thinking leaves them. A turn with no answer, no call
- * and nothing recovered is said in a notice rather than passing silently as an answer.
+ * looks for them (or sent them in the prompt): in the answer, or — when the turn has no answer
+ * text — in the reasoning, where a model that writes its calls inside its thinking leaves them. A
+ * turn with no answer, no call and nothing recovered is said in a notice rather than passing
+ * silently as an answer.
  */
-function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean): Turn {
+function recoverFromText(run: LoopRun, turn: Turn, hasTools: boolean, inPrompt: boolean): Turn {
   if (turn.toolCalls.length > 0) return turn;
   const empty = turn.content.trim() === "";
-  if (run.settings.recoverToolCalls && hasTools) {
+  if ((run.settings.recoverToolCalls || inPrompt) && hasTools) {
     const source = empty ? turn.reasoning : turn.content;
     const { tools } = run;
     const found = source.trim() === "" ? undefined : recoverToolCalls(source, tools.knownNames(), { tools: [...tools.definitions.values()] });
     if (found !== undefined && found.calls.length > 0) {
       const count = found.calls.length;
       const where = empty ? "inside its reasoning" : "as text";
-      run.onNotice(
-        `The model wrote ${count} tool call${count === 1 ? "" : "s"} ${where}, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
-      );
+      if (!inPrompt || empty) {
+        run.onNotice(
+          `The model wrote ${count} tool call${count === 1 ? "" : "s"} ${where}, which the server's tool-call parser did not pick up; ${count === 1 ? "it was" : "they were"} recovered and run.`,
+        );
+      }
       return empty ? { ...turn, toolCalls: found.calls, reasoning: found.text } : { ...turn, toolCalls: found.calls, content: found.text };
     }
   }
