@@ -10,14 +10,15 @@
  */
 
 import type OpenAI from "openai";
-import type { Message, Turn } from "../shapes/config.js";
+import type { Message, ToolDefinition, Turn } from "../shapes/config.js";
 import { calibrateIn, charsPerTokenForIn } from "../wire/calibration.js";
 import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
 import { describeError } from "../text/error-body.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
 import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
 import { streamTurn, StreamErrorEvent, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
-import { messageChars, requestTokens } from "../text/tokens.js";
+import { messageChars, requestTokensOf } from "../text/tokens.js";
+import { toolsJsonCharsIn } from "../wire/tools-cache.js";
 import { notify } from "../text/safe-calls.js";
 import { nonNegativeNumber, positiveNumber } from "../text/guards.js";
 
@@ -97,18 +98,15 @@ function ceilingOf(body: StreamBody): number {
   return 0;
 }
 
-/** The characters of a body the way requestTokens counts them, and whether it carries an image. @internal */
-export function bodyChars(body: StreamBody): { chars: number; image: boolean } {
-  let chars = 0;
+/**
+ * The characters of a body the way requestTokens counts them, and whether it carries an image;
+ * the tool block's JSON length is read from the state's record of the tools it declared. @internal
+ */
+export function bodyChars(body: StreamBody, state: RuntimeState = defaultState): { chars: number; image: boolean } {
   let image = false;
   const tools = body.tools;
-  if (Array.isArray(tools) && tools.length > 0) {
-    try {
-      chars += JSON.stringify(tools).length;
-    } catch {
-      // An unserialisable tool array is counted as nothing, as requestTokens counts it.
-    }
-  }
+  // An unserialisable tool array is counted as nothing, as requestTokens counts it.
+  let chars = Array.isArray(tools) && tools.length > 0 ? toolsJsonCharsIn(state, tools as ToolDefinition[]) : 0;
   for (const message of body.messages as readonly Message[]) {
     chars += messageChars(message);
     const content = (message as { content?: unknown } | null)?.content;
@@ -166,7 +164,9 @@ export async function runTurnIn(
       sized = true;
       if (contextLimit !== undefined) {
         const charsPerToken = charsPerTokenForIn(state, current, modelName ?? "");
-        const prompt = requestTokens(body as unknown as Parameters<typeof requestTokens>[0], { charsPerToken });
+        const tools = Array.isArray(body?.tools) ? (body.tools as ToolDefinition[]) : undefined;
+        const toolChars = tools && tools.length > 0 ? toolsJsonCharsIn(state, tools) : undefined;
+        const prompt = requestTokensOf(body as unknown as Parameters<typeof requestTokensOf>[0], { charsPerToken }, toolChars);
         const requested = prompt + ceilingOf(body);
         if (requested > contextLimit) throw new ContextOverflow({ source: "guard", limit: contextLimit, requested });
       }
@@ -188,7 +188,7 @@ export async function runTurnIn(
         sentBody: () => lastBody,
       });
       if (lastBody && modelName !== undefined && turn.usage.prompt > 0) {
-        const { chars, image } = bodyChars(lastBody);
+        const { chars, image } = bodyChars(lastBody, state);
         calibrateIn(state, supports, modelName, chars, turn.usage.prompt, { image });
       }
       return turn;
