@@ -101,7 +101,10 @@ function sameTools(a: readonly ToolDefinition[] | undefined, b: readonly ToolDef
   const right = Array.isArray(b) ? b : [];
   if (left === right) return true;
   if (left.length !== right.length) return false;
-  return jsonKey(left) === jsonKey(right);
+  // The same definitions one for one (a runtime declares each once) write the same JSON.
+  let index = 0;
+  while (index < left.length && left[index] === right[index]) index += 1;
+  return index === left.length || jsonKey(left) === jsonKey(right);
 }
 
 /** Whether `next` is `previous` with messages appended and nothing else changed. */

@@ -96,9 +96,22 @@ export interface RequestLike {
 
 /** Estimates a whole request's prompt: every message plus the declared tool schemas. */
 export function requestTokens(body: RequestLike, options?: TokenOptions): number {
-  let total = toolTokens(body?.tools, options);
+  return requestTokensOf(body, options);
+}
+
+/**
+ * {@link requestTokens} with the tool block's JSON length already known (`toolChars`), or
+ * measured here where absent. @internal
+ */
+export function requestTokensOf(body: RequestLike, options?: TokenOptions, toolChars?: number): number {
+  let total = toolChars === undefined ? toolTokens(body?.tools, options) : tokensForChars(toolChars, options);
   for (const message of body?.messages ?? []) total += messageTokens(message, options);
   return total;
+}
+
+/** The tokens a tool block of `chars` JSON characters is estimated at, as {@link toolTokens} counts them. @internal */
+export function tokensForChars(chars: number, options?: TokenOptions): number {
+  return chars > 0 ? Math.ceil(chars / divisor(options)) : 0;
 }
 
 /** Options for {@link contextTokens}. */
@@ -140,7 +153,11 @@ function imagesOf(message: Message): number {
  * {@link messageChars} counts them and the tool block as its JSON. Image parts count zero.
  */
 export function contextChars(body: RequestLike): ContextBreakdown {
-  const result: ContextBreakdown = { system: 0, tools: toolsJsonChars(body?.tools), history: 0, toolResults: 0, total: 0 };
+  return contextCharsOf(body);
+}
+
+function contextCharsOf(body: RequestLike, toolChars?: number): ContextBreakdown {
+  const result: ContextBreakdown = { system: 0, tools: toolChars ?? toolsJsonChars(body?.tools), history: 0, toolResults: 0, total: 0 };
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   for (const message of messages) result[partOf(message)] += messageChars(message);
   result.total = result.system + result.tools + result.history + result.toolResults;
@@ -162,7 +179,17 @@ const PARTS: readonly Part[] = ["system", "tools", "history", "toolResults"];
  * const { system, tools, history, toolResults, total } = contextTokens(body, { promptTokens: 5120 });
  */
 export function contextTokens(body: RequestLike, options?: ContextTokenOptions): ContextBreakdown {
-  const estimated: ContextBreakdown = { system: 0, tools: toolTokens(body?.tools, options), history: 0, toolResults: 0, total: 0 };
+  // An array's JSON is written once for both counts; anything else is read as each count always read it.
+  return contextTokensOf(body, options, Array.isArray(body?.tools) ? toolsJsonChars(body.tools) : undefined);
+}
+
+/**
+ * {@link contextTokens} with the tool block's JSON length already known (`toolChars`), or
+ * measured here where absent. @internal
+ */
+export function contextTokensOf(body: RequestLike, options?: ContextTokenOptions, toolChars?: number): ContextBreakdown {
+  const tools = toolChars === undefined ? toolTokens(body?.tools, options) : tokensForChars(toolChars, options);
+  const estimated: ContextBreakdown = { system: 0, tools, history: 0, toolResults: 0, total: 0 };
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   for (const message of messages) estimated[partOf(message)] += messageTokens(message, options);
   estimated.total = estimated.system + estimated.tools + estimated.history + estimated.toolResults;
@@ -170,7 +197,7 @@ export function contextTokens(body: RequestLike, options?: ContextTokenOptions):
   if (typeof reported !== "number" || !Number.isFinite(reported) || reported <= 0) return estimated;
   const total = Math.round(reported);
   // Weights are the unrounded estimates, so a part is never inflated by per-message rounding.
-  const chars = contextChars(body);
+  const chars = contextCharsOf(body, toolChars);
   const scale = divisor(options);
   const weights: Record<Part, number> = {
     system: chars.system / scale,

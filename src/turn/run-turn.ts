@@ -10,7 +10,7 @@
  */
 
 import type OpenAI from "openai";
-import type { Message, Turn } from "../shapes/config.js";
+import type { Message, ToolDefinition, Turn } from "../shapes/config.js";
 import { calibrateIn, charsPerTokenForIn } from "../wire/calibration.js";
 import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
 import { describeError } from "../text/error-body.js";
@@ -18,7 +18,8 @@ import { defaultState, type RuntimeState } from "../state/state.js";
 import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
 import { overflowNumbers } from "../text/overflow-numbers.js";
 import { streamTurn, StreamErrorEvent, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
-import { messageChars, requestTokens } from "../text/tokens.js";
+import { messageChars, requestTokensOf } from "../text/tokens.js";
+import { toolsJsonCharsIn } from "../wire/tools-cache.js";
 import { notify } from "../text/safe-calls.js";
 import { nonNegativeNumber, positiveNumber } from "../text/guards.js";
 
@@ -119,18 +120,15 @@ function ceilingOf(body: StreamBody): number {
   return 0;
 }
 
-/** The characters of a body the way requestTokens counts them, and whether it carries an image. @internal */
-export function bodyChars(body: StreamBody): { chars: number; image: boolean } {
-  let chars = 0;
+/**
+ * The characters of a body the way requestTokens counts them, and whether it carries an image;
+ * the tool block's JSON length is read from the state's record of the tools it declared. @internal
+ */
+export function bodyChars(body: StreamBody, state: RuntimeState = defaultState): { chars: number; image: boolean } {
   let image = false;
   const tools = body.tools;
-  if (Array.isArray(tools) && tools.length > 0) {
-    try {
-      chars += JSON.stringify(tools).length;
-    } catch {
-      // An unserialisable tool array is counted as nothing, as requestTokens counts it.
-    }
-  }
+  // An unserialisable tool array is counted as nothing, as requestTokens counts it.
+  let chars = Array.isArray(tools) && tools.length > 0 ? toolsJsonCharsIn(state, tools as ToolDefinition[]) : 0;
   for (const message of body.messages as readonly Message[]) {
     chars += messageChars(message);
     const content = (message as { content?: unknown } | null)?.content;
@@ -188,7 +186,9 @@ export async function runTurnIn(
       sized = true;
       if (contextLimit !== undefined) {
         const charsPerToken = charsPerTokenForIn(state, current, modelName ?? "");
-        const prompt = requestTokens(body as unknown as Parameters<typeof requestTokens>[0], { charsPerToken });
+        const tools = Array.isArray(body?.tools) ? (body.tools as ToolDefinition[]) : undefined;
+        const toolChars = tools && tools.length > 0 ? toolsJsonCharsIn(state, tools) : undefined;
+        const prompt = requestTokensOf(body as unknown as Parameters<typeof requestTokensOf>[0], { charsPerToken }, toolChars);
         const requested = prompt + ceilingOf(body);
         if (requested > contextLimit) throw new ContextOverflow({ source: "guard", limit: contextLimit, requested });
       }
@@ -211,7 +211,7 @@ export async function runTurnIn(
         sentBody: () => lastBody,
       });
       if (lastBody && modelName !== undefined && turn.usage.prompt > 0) {
-        const { chars, image } = bodyChars(lastBody);
+        const { chars, image } = bodyChars(lastBody, state);
         const estimate = Math.ceil(chars / charsPerTokenForIn(state, supports, modelName));
         const capped = options.checkPromptCount ? await options.checkPromptCount({ reported: turn.usage.prompt, estimate }) : false;
         if (capped !== true) calibrateIn(state, supports, modelName, chars, turn.usage.prompt, { image });

@@ -10,7 +10,8 @@
 
 import type { Message, ModelParams, ToolDefinition } from "../shapes/config.js";
 import { effortFor, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
-import { relaxTools, sanitizeTools } from "../text/schema-compat.js";
+import { defaultState, type RuntimeState } from "../state/state.js";
+import { declareToolsIn } from "./tools-cache.js";
 import { positiveInteger } from "../text/guards.js";
 import { applyCombinations } from "./refusal-combination.js";
 import { applyReplayForm, replayFormOf } from "./reasoning-replay.js";
@@ -119,6 +120,10 @@ function latchedOff(field: string, supports: EndpointCapabilities, model: ModelC
  * - `tools` in {@link orderTools} order, sanitized, and relaxed once the endpoint refused strict
  *   schemas or is grammar-constrained; left out when there are none. A tool past strict mode's
  *   limits goes with `strict: false`, and `options.onNotice` hears of it while strict schemas are sent.
+ *   Each definition is rewritten once and kept in the runtime while its `function` object, name,
+ *   description and `parameters` object stay the same, so a tool added, removed or given a new
+ *   schema object is seen at once; a schema edited in place inside the same `parameters` object
+ *   is not. The declared definitions are shared by later requests: read them, do not change them.
  * - Provider fields kept from a stream go back only to the endpoint and model that sent them,
  *   less those the model refused; later system messages are folded into the first, tool-call
  *   ids rewritten, and tools described in the system prompt, where the model latched those
@@ -162,13 +167,26 @@ export function buildBody(
   order?: ToolOrder,
   options: BuildBodyOptions = {},
 ): RequestBody {
+  return buildBodyIn(defaultState, config, supports, model, messages, tools, order, options);
+}
+
+/** {@link buildBody} on an explicit runtime state, whose cache holds the tools' rewrites. @internal */
+export function buildBodyIn(
+  state: RuntimeState,
+  config: ModelParams,
+  supports: EndpointCapabilities,
+  model: ModelCapabilities | undefined,
+  messages: readonly Message[],
+  tools?: readonly ToolDefinition[],
+  order?: ToolOrder,
+  options: BuildBodyOptions = {},
+): RequestBody {
   const body: RequestBody = { model: config.model, messages: [...(messages ?? [])], stream: true };
   if (supports.usageInStream) body.stream_options = { include_usage: true };
   if (Array.isArray(tools) && tools.length > 0) {
-    const strictOff: Array<[text: string, tool: string]> = [];
-    const declared = sanitizeTools(orderTools(tools, order), { onNotice: (text, tool) => strictOff.push([text, tool]) });
     const strict = supports.strictSchemas && supports.grammarConstrained !== true;
-    body.tools = strict ? declared : relaxTools(declared);
+    const { tools: declared, strictOff } = declareToolsIn(state, orderTools(tools, order), strict);
+    body.tools = declared;
     const onNotice = typeof options?.onNotice === "function" ? options.onNotice : undefined;
     if (strict && onNotice) {
       for (const [text, tool] of strictOff) {

@@ -10,8 +10,9 @@ import { firstTokenMs, timeoutMs } from "../../wire/client.js";
 import type { EndpointCapabilities, ModelCapabilities } from "../../wire/capabilities.js";
 import { continueTurn } from "../../wire/continuation.js";
 import { learnServerIn } from "../../wire/capabilities-learn.js";
-import { buildBody, type RequestBody } from "../../wire/request-body.js";
+import { buildBodyIn, type RequestBody } from "../../wire/request-body.js";
 import type { StreamTurnOptions } from "../../wire/stream.js";
+import { toolsJsonCharsIn } from "../../wire/tools-cache.js";
 import { runTurnIn, type RunTurnOptions } from "../../turn/run-turn.js";
 import { positiveNumber } from "../../text/guards.js";
 import { quietly } from "../../text/safe-calls.js";
@@ -53,6 +54,7 @@ export async function sendStep(run: LoopRun, endpoint: LoopEndpoint, step: numbe
     turn,
     first: reply.first,
     charsPerToken: endpoint.charsPerToken(),
+    ...(sent.tools && sent.tools.length > 0 ? { toolChars: toolsJsonCharsIn(run.state, sent.tools) } : {}),
   });
   run.onEvent({ kind: "usage", totals: { ...run.account.totals }, turn: metrics, ledger: run.account.ledger.slice() });
   quietly(run.options.onTurn, turn, step);
@@ -116,7 +118,7 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
   let first: RequestBody | undefined;
   let last: RequestBody | undefined;
   const build = (current: EndpointCapabilities, model?: ModelCapabilities): RequestBody => {
-    const body = buildBody(config, current, model, messages, head.tools, settings.toolOrder, {
+    const body = buildBodyIn(run.state, config, current, model, messages, head.tools, settings.toolOrder, {
       onNotice: (text, tool) => sayStrictOff(run, text, tool),
       onFieldNotice: (text) => sayStrictOff(run, text, `field:${text}`),
       toolsInPrompt: config.toolsInPrompt !== false,

@@ -6,7 +6,7 @@
 
 import type { Message, ToolDefinition, Turn, TurnUsage } from "../../shapes/config.js";
 import { recordRequest, type LedgerEntry, type LedgerRequest } from "../ledger.js";
-import { contextTokens, toolTokens } from "../../text/tokens.js";
+import { contextTokensOf, tokensForChars, toolTokens } from "../../text/tokens.js";
 import type { CacheBreakReason, RunTotals, TurnMetrics } from "../../shapes/event-types.js";
 import { jsonKey } from "../../text/safe-calls.js";
 import type { LedgerRequestPrint, SentRequestPrint } from "../run-state.js";
@@ -37,6 +37,16 @@ export interface AccountedStep {
   first: TurnUsage;
   /** The model's calibrated characters per token. */
   charsPerToken: number;
+  /** The characters of the sent tool block's JSON, where measured already; measured here where absent. */
+  toolChars?: number;
+}
+
+/** Whether two arrays hold the same entries, one for one: then their JSON is the same too. */
+function sameEntries(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index += 1) if (a[index] !== b[index]) return false;
+  return true;
 }
 
 /**
@@ -45,7 +55,7 @@ export interface AccountedStep {
  * the history; a request that only appended names no cause of its own.
  */
 export function cacheBreakReason(previous: SentRequest, next: SentRequest): CacheBreakReason {
-  if (jsonKey(previous.tools ?? []) !== jsonKey(next.tools ?? [])) return "tools-changed";
+  if (!sameEntries(previous.tools ?? [], next.tools ?? []) && jsonKey(previous.tools ?? []) !== jsonKey(next.tools ?? [])) return "tools-changed";
   const before = leadingSystem(previous.messages);
   const after = leadingSystem(next.messages);
   if (jsonKey(before) !== jsonKey(after)) return "system-changed";
@@ -120,7 +130,7 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, r
       const last = recorded ? printLedgerRequest(recorded) : recordedPrint;
       return { ...(sent ? { sent } : {}), ...(last ? { recorded: last } : {}) };
     },
-    record({ sent, transcript, system, turn, first, charsPerToken }) {
+    record({ sent, transcript, system, turn, first, charsPerToken, toolChars }) {
       const usage = turn.usage;
       totals.prompt += usage.prompt;
       totals.completion += usage.completion;
@@ -130,7 +140,7 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, r
         ...usage,
         finishReason: turn.finishReason,
         toolsDeclared: sent.tools?.length ?? 0,
-        toolSchemaTokens: toolTokens(sent.tools, { charsPerToken }),
+        toolSchemaTokens: toolChars === undefined ? toolTokens(sent.tools, { charsPerToken }) : tokensForChars(toolChars, { charsPerToken }),
       };
       const before = previous ?? sentPrint;
       if (before && before.prompt > 0) {
@@ -144,7 +154,7 @@ export function createUsageAccount(ledger: readonly LedgerEntry[] | undefined, r
       }
       sentPrint = undefined;
       if (first.cached > 0) cacheSeen = true;
-      metrics.context = contextTokens(sent, { charsPerToken, ...(first.prompt > 0 ? { promptTokens: first.prompt } : {}) });
+      metrics.context = contextTokensOf(sent, { charsPerToken, ...(first.prompt > 0 ? { promptTokens: first.prompt } : {}) }, toolChars);
       if (turn.timings) metrics.timings = turn.timings;
       if (turn.firstTokenMs !== undefined) metrics.firstTokenMs = turn.firstTokenMs;
       if (turn.durationMs !== undefined) metrics.durationMs = turn.durationMs;
