@@ -32,7 +32,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CatalogServer } from "../src/shapes/catalog.js";
-import { isFunctionWord, splitWords } from "../src/run/keyword-index.js";
+import { isFunctionWord, splitWords } from "../src/run/keyword-index-words.js";
 import { createState, type RuntimeState } from "../src/state/state.js";
 import {
   isConfident,

@@ -13,7 +13,7 @@ import { BASE_FEATURES, DEFAULT_MAX_TOOL_ITERATIONS as SHARED_MAX_TOOL_ITERATION
 import { copyJsonValue, isPlainObject, ownValue, setOwn } from "./spec/values.js";
 
 export { findSpecSecrets, SecretSign, type SpecSecret } from "./spec/secrets.js";
-export { MAX_SERVER_ARGS } from "./spec/read.js";
+export { MAX_SERVER_ARGS } from "./spec/read-fields.js";
 
 /** The `spec` token this package writes; a reader accepts any `agent-core/1.x`, since only the major is checked. */
 export const SPEC_VERSION = `${SPEC_FORMAT}/${SPEC_MAJOR}`;

@@ -25,7 +25,8 @@
 import type { JsonSchema, ToolDefinition } from "../shapes/config.js";
 import { describeError } from "./error-body.js";
 import { grammarSchema } from "./schema-grammar.js";
-import { STRICT_LIMITS, measureStrictSchema, strictLimitsPassed, strictSchema } from "./schema-strict.js";
+import { strictSchema } from "./schema-strict.js";
+import { STRICT_LIMITS, measureStrictSchema, strictLimitsPassed } from "./schema-strict-size.js";
 import { type Json, isObject, toJson } from "./schema-tree.js";
 
 /**

@@ -26,22 +26,18 @@ import {
   type Json,
   type JsonObject,
   MAX_DEPTH,
-  brief,
   collectDefinitions,
-  describeWithNotes,
   foldAllOf,
   isCount,
   isFiniteNumber,
   isObject,
-  ordered,
   pointerTo,
-  reachableDefinitions,
   resolveReference,
   setKey,
-  settleReference,
   toJson,
   typesOf,
 } from "./schema-tree.js";
+import { brief, describeWithNotes, ordered, reachableDefinitions, settleReference } from "./schema-tree-write.js";
 
 /** Repetition bounds from this number up make llama.cpp's grammar parser refuse the grammar. */
 export const GRAMMAR_REPETITION_LIMIT = 2000;

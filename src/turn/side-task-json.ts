@@ -13,7 +13,7 @@ import { isGrammarError, relaxSchema, sanitizeSchema } from "../text/schema-comp
 import type { AskJsonOptions, SideTaskInput, SideTaskSchema } from "./side-task-types.js";
 import { ALL_FENCES, stripThinking } from "../text/thinking.js";
 import { balancedEnd, findJson, parseLooseJson } from "../text/json-repair.js";
-import { withinStrictLimits } from "../text/schema-strict.js";
+import { withinStrictLimits } from "../text/schema-strict-size.js";
 import { isObject, toJson, type Json } from "../text/schema-tree.js";
 import { notify } from "../text/safe-calls.js";
 import {

@@ -6,7 +6,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CatalogServer } from "../../src/shapes/catalog.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
-import { isFunctionWord, splitWords, stemWord, topTools, type ScoredTool } from "../../src/run/keyword-index.js";
+import { topTools, type ScoredTool } from "../../src/run/keyword-index.js";
+import { isFunctionWord, splitWords, stemWord } from "../../src/run/keyword-index-words.js";
 import {
   KEYWORD_DROPOFF,
   KEYWORD_MIN_SCORE,

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { balancedEnd, findJson, MAX_JSON_DEPTH, parseLooseJson, repairJson } from "../../src/text/json-repair.js";
+import { balancedEnd, findJson, MAX_JSON_DEPTH, parseLooseJson } from "../../src/text/json-repair.js";
 import { JSON_REPLY_SHAPES } from "../support/adversarial.js";
 
 describe("findJson", () => {
@@ -42,24 +42,6 @@ describe("findJson", () => {
       }),
       { numRuns: 1000 },
     );
-  });
-});
-
-describe("repairJson", () => {
-  it("reports a text that ends inside a string as truncated", () => {
-    expect(repairJson('{"a": "b').truncated).toBe(true);
-  });
-
-  it("reports a text that leaves an object open as truncated", () => {
-    expect(repairJson('{"a": [1').truncated).toBe(true);
-  });
-
-  it("does not report a complete but wrong text as truncated", () => {
-    expect(repairJson('{"a": b"}').truncated).toBe(false);
-  });
-
-  it("turns Python literals into JSON but leaves them inside strings", () => {
-    expect(repairJson("{'a': True, 'b': 'True'}").text).toBe('{"a": true, "b": "True"}');
   });
 });
 

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { JsonSchema, ToolDefinition } from "../../src/shapes/config.js";
 import { isGrammarError, omitOptionalNulls, relaxSchema, relaxTools, sanitizeSchema, sanitizeTools } from "../../src/text/schema-compat.js";
 import { grammarRefusals } from "../support/grammar-refusals.js";
-import { measureStrictSchema } from "../../src/text/schema-strict.js";
+import { measureStrictSchema } from "../../src/text/schema-strict-size.js";
 import { nestingThroughReferences, strictModeViolations } from "../support/strict-mode.js";
 
 interface FixtureTool {
