@@ -237,6 +237,8 @@ export async function runTurnIn(
  * Runs one turn: builds the body, sends it, and answers what comes back until the turn is read
  * or the failure is the caller's.
  *
+ * - A body whose `messages` is not a non-empty array of messages with known roles throws a
+ *   TypeError naming `messages` and what was given, before any request.
  * - With `contextLimit`, the first body is weighed once (its prompt estimated with the model's
  *   calibrated characters per token, plus the reply ceiling under whichever spelling it
  *   carries) and a body over the limit throws ContextOverflow (source "guard") before any

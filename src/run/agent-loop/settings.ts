@@ -36,7 +36,7 @@ export interface LoopSettings {
   toolDiscovery: ToolDiscovery;
   /**
    * The most tool-calling steps: `config.maxToolIterations`, a whole number of at least one;
-   * absent or unreadable is {@link DEFAULT_MAX_TOOL_ITERATIONS}, as a resolved agent document has it.
+   * absent is {@link DEFAULT_MAX_TOOL_ITERATIONS}, as a resolved agent document has it (a value below 1 is refused before the run opens).
    * @default 20
    */
   maxToolIterations: number;
