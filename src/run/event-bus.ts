@@ -186,7 +186,7 @@ export class RunWatcher extends RunReader {
     this.stream = stream;
     const kept = stream.events;
     const from = kept.findIndex((event) => event.seq > this.after);
-    if (from >= 0) for (let index = from; index < kept.length; index++) this.queue.enqueue(kept[index] as RunEvent);
+    if (from >= 0) for (const event of kept.slice(from)) this.queue.enqueue(event);
     const first = this.queue.peek();
     const expected = Math.max(this.after, 0) + 1;
     if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;
