@@ -131,14 +131,18 @@ export function demoModel(delayMs = 12): (request: RecordedRequest) => Scripted 
       });
     }
     const folders = entries.filter((line) => line.endsWith("/")).length;
+    const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
     const full =
-      `The project folder holds ${count} entries (${folders} folders and ${count - folders} files), and ${count} × 2.5 + 4 = ${seen.result}. ` +
+      `The project folder holds ${counted(count, "entry", "entries")} (${counted(folders, "folder", "folders")} and ${counted(count - folders, "file", "files")}), and ${count} × 2.5 + 4 = ${seen.result}. ` +
       "I listed the folder with list_files rather than guessing, and left the arithmetic to calculate, so both figures come straight from the tools.";
     const soFar = prefillOf(request.body);
     // A prefill of this answer is carried on from its last character; any other prefill gets the
     // answer from the start, as a model that does not take prefills would give it.
     if (soFar !== undefined) return answer("", full.startsWith(soFar) ? full.slice(soFar.length) : full);
-    return answer(`Both results are in: ${count} entries, ${folders} of them folders, and the calculator says ${seen.result}. Two sentences will do.`, full);
+    return answer(
+      `Both results are in: ${counted(count, "entry", "entries")}, ${folders} of them ${folders === 1 ? "a folder" : "folders"}, and the calculator says ${seen.result}. Two sentences will do.`,
+      full,
+    );
   };
 }
 

@@ -66,6 +66,8 @@ export interface TurnContext {
   model: string;
   includeUsage: boolean;
   usage: UsageCounts;
+  /** The pause before each streamed chunk, where the stream is paced; the timings then say the time it takes. */
+  delayMs?: number | undefined;
 }
 
 const CREATED = 1_700_000_000;
@@ -141,8 +143,19 @@ export function buildUsage(profile: Profile, spec: TurnSpec, counts: UsageCounts
   return usage;
 }
 
-/** Builds llama.cpp's `timings` for a turn, or undefined where none are sent. */
-export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<string, unknown>): Record<string, number> | undefined {
+/**
+ * Builds llama.cpp's `timings` for a turn, or undefined where none are sent.
+ *
+ * Unpaced, the prompt takes 0.5 ms a token and the reply 20 ms a token. A paced stream (`paced`:
+ * its chunk count and the pause before each) reports the time it takes instead: the first pause
+ * as the prompt's, the rest as the reply's, so a run's decode time never passes its wall time.
+ */
+export function buildTimings(
+  profile: Profile,
+  spec: TurnSpec,
+  usage: Record<string, unknown>,
+  paced?: { chunks: number; delayMs: number },
+): Record<string, number> | undefined {
   if (spec.timings === false) return undefined;
   if (!profile.stream.timings && spec.timings === undefined) return undefined;
   const prompt = Number(usage.prompt_tokens ?? 0);
@@ -150,8 +163,9 @@ export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<str
   const cached = details?.cached_tokens ?? 0;
   const promptN = Math.max(0, prompt - cached);
   const predictedN = Number(usage.completion_tokens ?? 0);
-  const promptMs = promptN * 0.5;
-  const predictedMs = predictedN * 20;
+  const pacing = paced !== undefined && paced.delayMs > 0 && paced.chunks > 0 ? paced : undefined;
+  const promptMs = pacing ? pacing.delayMs : promptN * 0.5;
+  const predictedMs = pacing ? (pacing.chunks - 1) * pacing.delayMs : predictedN * 20;
   return {
     cache_n: cached,
     prompt_n: promptN,
@@ -161,7 +175,7 @@ export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<str
     predicted_n: predictedN,
     predicted_ms: predictedMs,
     predicted_per_token_ms: predictedN > 0 ? predictedMs / predictedN : 0,
-    predicted_per_second: predictedN > 0 ? (predictedN * 1000) / predictedMs : 0,
+    predicted_per_second: predictedN > 0 && predictedMs > 0 ? (predictedN * 1000) / predictedMs : 0,
     ...(spec.timings ?? {}),
   };
 }
@@ -223,7 +237,9 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   const wanted = style.usageInStream === "always" || (style.usageInStream === "when-asked" && context.includeUsage);
   const sendUsage = spec.usage !== false && (wanted || spec.usage !== undefined);
   const usage = buildUsage(profile, spec, context.usage);
-  const timings = buildTimings(profile, spec, usage);
+  // The chunks a paced stream sends, timings' own chunk included where usage gets one of its own.
+  const sent = chunks.length + (sendUsage && !style.usageOnFinalChunk ? 1 : 0);
+  const timings = buildTimings(profile, spec, usage, context.delayMs ? { chunks: sent, delayMs: context.delayMs } : undefined);
   if (sendUsage) {
     if (style.usageOnFinalChunk) last.usage = usage;
     else chunks.push({ ...base, choices: [], usage });
