@@ -58,6 +58,19 @@ export class CliFailure extends AgentCoreError {
   }
 }
 
+/** What an unauthorized failure advises where the command sent no key. */
+export const KEY_ADVICE = "Pass --api-key-env with the variable that holds the key.";
+
+/**
+ * An unauthorized failure told for a key that was sent: the endpoint refused that key, so the
+ * advice to pass one gives way to checking it; any other failure comes back as it is.
+ */
+export function keyRefused(failure: CliFailure, variable: string | undefined): CliFailure {
+  if (failure.kind !== "unauthorized" || variable === undefined || !failure.message.includes(KEY_ADVICE)) return failure;
+  const said = `The key in ${variable} was sent and refused: check it is a key this endpoint accepts.`;
+  return new CliFailure("unauthorized", failure.message.replace(KEY_ADVICE, said), failure.cause);
+}
+
 const CONNECTION_CODES: Readonly<Record<string, string>> = Object.freeze({
   ECONNREFUSED: "the connection was refused",
   ENOTFOUND: "the host name does not resolve",
@@ -201,11 +214,7 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
     return new CliFailure("unreachable", `${url} did not answer in time: ${words}`, error);
   }
   if (status === 401 || status === 403) {
-    return new CliFailure(
-      "unauthorized",
-      `${url} refused the key (HTTP ${status}): ${words || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
-      error,
-    );
+    return new CliFailure("unauthorized", `${url} refused the key (HTTP ${status}): ${words || "no reason given"}. ${KEY_ADVICE}`, error);
   }
   if (looksLikeHtml(words)) {
     return new CliFailure(

@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { parseCommandLine, readApiKey, readKeySalt, type Command } from "./args.js";
 import type { runDemo } from "./demo.js";
-import { CliFailure, EXIT_CODES, readFailure } from "./errors.js";
+import { CliFailure, EXIT_CODES, keyRefused, readFailure } from "./errors.js";
 import { colorAllowed, formatProbeReport, stylesFor, type Output } from "./output.js";
 import { readListing } from "./listing.js";
 import type { probeEndpoint } from "./probe.js";
@@ -138,7 +138,7 @@ export async function main(argv: readonly string[], io: CliIo, commands: CliComm
       ? CliFailure.is(reason)
         ? reason
         : new CliFailure("interrupted", "Stopped before it finished.", reason)
-      : readFailure(error, url, command.model);
+      : keyRefused(readFailure(error, url, command.model), command.apiKeyEnv);
     io.stderr.write(`agent-core: ${redactUrls(failure.message)}\n`);
     if (command.verbose) io.stderr.write(`${redactUrls(causeChain(failure.cause ?? failure))}\n`);
     return failure.exitCode;
