@@ -130,7 +130,7 @@ function toolRows(supports: EndpointCapabilities, evidence: ProbeEvidence): Prob
       "strictSchemas",
       "strict tool schemas",
       "ignored",
-      "strict: true is taken and ignored by a grammar server; the relaxed schemas it is sent keep every bound",
+      "strict: true is taken and ignored by a grammar server; it is sent relaxed schemas, whose grammar holds lengths, patterns, item counts and an integer's minimum/maximum but no bound of a number",
     );
   } else if (!supports.strictSchemas) {
     strict = row("strictSchemas", "strict tool schemas", "refused", "sends relaxed schemas", words.strictSchemas);

@@ -13,9 +13,23 @@ export interface Endpoint {
   baseUrl: string;
   /** The key sent as a bearer token; absent and empty are the same endpoint (no key). */
   apiKey?: string;
-  /** How long a call that does not stream may take, in seconds; zero or absent waits forever. */
+  /**
+   * How long a call that does not stream may take, in seconds, and how long a stream may stay
+   * silent between chunks; zero or absent waits forever.
+   *
+   * Setting it also sets the first-chunk allowance (five times this, unless firstTokenSeconds is
+   * given), and that allowance runs from the moment the request is sent: time the request waits
+   * in the server's queue for a free slot, and the prompt's prefill, count against it. A server
+   * that has sent its response headers is not taken as working on the request, since servers and
+   * proxies send them before a slot is free. On a busy server with few slots, give
+   * firstTokenSeconds room for the queue, or a silent wait ends in a re-send that joins the back
+   * of the same queue.
+   */
   requestTimeoutSeconds?: number;
-  /** How long the first streamed chunk may take, in seconds; defaults to five times requestTimeoutSeconds. */
+  /**
+   * How long the first streamed chunk may take, in seconds, counted from the moment the request is
+   * sent (queueing inside the server included); defaults to five times requestTimeoutSeconds.
+   */
   firstTokenSeconds?: number;
   /** Extra headers sent with every request to this endpoint. */
   headers?: Record<string, string>;
