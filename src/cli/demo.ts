@@ -241,6 +241,14 @@ function createPrinter(out: Output, styles: Styles): (event: RunEventInput) => v
       case "done":
         endLine();
         return;
+      case "invalid-arguments":
+      case "approval-requested":
+      case "approval-decided":
+      case "resumed":
+        // The demo's tools take any arguments and need no approval.
+        return;
+      default:
+        event satisfies never;
     }
   };
 }

@@ -167,8 +167,11 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
   let sawTotals = false;
   const turnSums = { prompt: new Sum(), completion: new Sum(), total: new Sum(), cached: new Sum() };
 
-  for (const event of Array.isArray(events) ? events : []) {
-    if (!isObject(event)) continue;
+  const list: readonly RunEvent[] = Array.isArray(events) ? events : [];
+  for (const event of list) {
+    // Typed as the union, so the switch below is checked for every kind; read defensively, since
+    // a log from storage may hold anything.
+    if (event === null || typeof event !== "object") continue;
     if (isNumber(event.at)) {
       first = first === undefined ? event.at : Math.min(first, event.at);
       last = last === undefined ? event.at : Math.max(last, event.at);
@@ -265,7 +268,14 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
       case "done":
         done = typeof event.outcome === "string" ? (event.outcome as RunOutcome) : "";
         break;
+      case "output":
+      case "thinking":
+        // Streamed text is not counted: the usage event after it carries the turn's tokens.
+        break;
       default:
+        // Every kind is decided above; a new kind fails to compile here until it is. A malformed
+        // event with no known kind lands here at run time and is skipped.
+        event satisfies never;
         break;
     }
   }
