@@ -216,6 +216,25 @@ export type RunEventInput =
 /** The `kind` of a run event. */
 export type RunEventKind = RunEventInput["kind"];
 
+/** Every kind, keyed by kind: a kind added to the union fails to compile until it is listed here. */
+const EVENT_KINDS: { readonly [Kind in RunEventKind]: true } = {
+  output: true,
+  thinking: true,
+  "tool-call": true,
+  "tool-result": true,
+  "invalid-arguments": true,
+  "approval-requested": true,
+  "approval-decided": true,
+  resumed: true,
+  usage: true,
+  notice: true,
+  error: true,
+  done: true,
+};
+
+/** Every run event kind, each once, in the order docs/events.md lists them. @internal */
+export const RUN_EVENT_KINDS: readonly RunEventKind[] = Object.freeze(Object.keys(EVENT_KINDS) as RunEventKind[]);
+
 /** What the bus adds to an event: its per-run `seq` and the time it was emitted. */
 export interface EventStamp {
   /** Per-run counter from 1; what a client orders and de-duplicates on. */
