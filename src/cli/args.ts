@@ -88,12 +88,12 @@ export type Command =
   | {
       command: "probe";
       url: string;
-      model?: string;
-      apiKeyEnv?: string;
-      keySaltEnv?: string;
+      model?: string | undefined;
+      apiKeyEnv?: string | undefined;
+      keySaltEnv?: string | undefined;
       json: boolean;
-      snapshot?: string;
-      timeoutSeconds?: number;
+      snapshot?: string | undefined;
+      timeoutSeconds?: number | undefined;
       verbose: boolean;
     };
 

@@ -30,8 +30,8 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 }
 
 interface Seen {
-  listing?: string;
-  result?: string;
+  listing?: string | undefined;
+  result?: string | undefined;
 }
 
 /** Reads which tools have answered so far, by matching each tool message to the call it answers. */
@@ -155,23 +155,23 @@ export const DEMO_MODEL = "demo-model";
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
   /** A real endpoint to run against; absent starts the simulated one. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The model on the real endpoint; required with `baseUrl`. */
-  model?: string;
+  model?: string | undefined;
   /** The key for the real endpoint. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** The folder list_files may read. @default process.cwd() */
-  folder?: string;
+  folder?: string | undefined;
   /** Where the run is printed. */
   stdout: Output;
   /** Whether to style the output with ANSI codes. */
   color: boolean;
   /** Stops the run. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The runtime to run in; absent uses a fresh one from createRuntime, reset at the end. */
-  runtime?: Runtime;
+  runtime?: Runtime | undefined;
   /** The simulated model's pause before each chunk, in milliseconds. @default 12 */
-  delayMs?: number;
+  delayMs?: number | undefined;
 }
 
 /**

@@ -121,7 +121,7 @@ function connectionCode(error: unknown): string | undefined {
 /** What a caught value said: the first text found in it, and the first HTTP status on the way. */
 interface ErrorReading {
   text: string;
-  status?: number;
+  status?: number | undefined;
 }
 
 /** Where a failure keeps its words, in the order they are read: its own, its body's, its cause's. */

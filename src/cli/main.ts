@@ -22,9 +22,9 @@ export interface CliIo {
   /** The environment keys are read from. */
   env: Record<string, string | undefined>;
   /** Aborted when the person presses Ctrl-C. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The package's version, for --version. */
-  version?: string;
+  version?: string | undefined;
 }
 
 /** The commands' runners, handed in by the entry that assembles the command. */

@@ -30,9 +30,9 @@ export interface Stream {
   /** When the last event was emitted. */
   touched: number;
   /** When the run ended (`done` or `endRun`); absent while it runs. */
-  endedAt?: number;
+  endedAt?: number | undefined;
   /** Whether a process warning has said that this ended run drops what is emitted for it. */
-  dropWarned?: boolean;
+  dropWarned?: boolean | undefined;
 }
 
 /** The bus of one runtime: its runs, its settings and the sweep's timer. */

@@ -14,43 +14,43 @@ export interface ToolCallSpec {
   /** The arguments: a string is sent as written (so it may be broken JSON), an object as JSON. */
   arguments: string | Record<string, unknown>;
   /** The call's id. @default "call_<index>", or the family's random id (llama.cpp: 32 letters and digits) */
-  id?: string;
+  id?: string | undefined;
 }
 
 /** An OpenAI usage object, or parts of one, merged over what the endpoint counted. */
 export interface UsageOverride {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  prompt_tokens_details?: Record<string, unknown>;
-  completion_tokens_details?: Record<string, unknown>;
+  prompt_tokens?: number | undefined;
+  completion_tokens?: number | undefined;
+  total_tokens?: number | undefined;
+  prompt_tokens_details?: Record<string, unknown> | undefined;
+  completion_tokens_details?: Record<string, unknown> | undefined;
   /** Shorthand for `prompt_tokens_details.cached_tokens`. */
-  cached_tokens?: number;
+  cached_tokens?: number | undefined;
   /** Shorthand for `completion_tokens_details.reasoning_tokens`. */
-  reasoning_tokens?: number;
+  reasoning_tokens?: number | undefined;
   [field: string]: unknown;
 }
 
 /** A turn to stream, described by what the model says rather than by chunks. */
 export interface TurnSpec {
   /** The answer text. */
-  content?: string;
+  content?: string | undefined;
   /** The scratchpad text, streamed in the family's reasoning field. */
-  reasoning?: string;
+  reasoning?: string | undefined;
   /** The field the scratchpad is streamed in. Defaults to the family's. */
-  reasoningField?: "reasoning_content" | "reasoning";
+  reasoningField?: "reasoning_content" | "reasoning" | undefined;
   /** Tool calls, streamed by index after the content. */
-  toolCalls?: ToolCallSpec[];
+  toolCalls?: ToolCallSpec[] | undefined;
   /** The finish reason; null sends none. @default "tool_calls" with tool calls, else "stop" */
-  finishReason?: string | null;
+  finishReason?: string | null | undefined;
   /** Usage merged over the counted one, or false to send no usage at all. */
-  usage?: UsageOverride | false;
+  usage?: UsageOverride | false | undefined;
   /** llama.cpp timings merged over the computed ones, or false to send none. Only sent by families that send timings, unless given. */
-  timings?: Record<string, number> | false;
+  timings?: Record<string, number> | false | undefined;
   /** How many deltas each text (content, reasoning, each call's arguments) is split into. @default 3 */
-  pieces?: number;
+  pieces?: number | undefined;
   /** Whether to open with the content-free role chunk. Defaults to the family's habit. */
-  roleChunk?: boolean;
+  roleChunk?: boolean | undefined;
 }
 
 /** What the endpoint counted for the request a turn answers. */

@@ -48,23 +48,23 @@ type PassedToStream = Pick<StreamTurnOptions, (typeof STREAM_OPTIONS)[number]>;
 /** Options for {@link runTurn}. */
 export interface RunTurnOptions extends PassedToStream {
   /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
-  model?: string;
+  model?: string | undefined;
   /** Top-level fields (extraBody keys) negotiate may drop when the server refuses them by name. */
-  droppable?: readonly string[];
+  droppable?: readonly string[] | undefined;
   /** Re-sends allowed for a transient failure before anything was produced. @default 2 */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** The context window to weigh the request against before sending, in tokens; absent or 0 sends unweighed. */
-  contextLimit?: number;
+  contextLimit?: number | undefined;
   /** How long to wait for a server still loading the model, in milliseconds; 0 turns the wait off. @default 120000 */
-  loadingTimeoutMs?: number;
+  loadingTimeoutMs?: number | undefined;
   /** How often to ask again while the model loads, in milliseconds. @default 3000 */
-  loadingPollMs?: number;
+  loadingPollMs?: number | undefined;
   /** Told a sentence when something is latched off, a model is waited for, or a failure is retried. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
   /** Waits between attempts; resolves early or rejects when the signal aborts. @default a timer */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** The clock the loading wait is measured on, in milliseconds. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 const DEFAULT_MAX_RETRIES = 2;

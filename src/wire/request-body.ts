@@ -26,12 +26,12 @@ export interface RequestBody {
   model: string;
   messages: Message[];
   stream: true;
-  stream_options?: { include_usage: true };
-  tools?: ToolDefinition[];
-  reasoning_effort?: string;
-  max_tokens?: number;
-  max_completion_tokens?: number;
-  temperature?: number;
+  stream_options?: { include_usage: true } | undefined;
+  tools?: ToolDefinition[] | undefined;
+  reasoning_effort?: string | undefined;
+  max_tokens?: number | undefined;
+  max_completion_tokens?: number | undefined;
+  temperature?: number | undefined;
   [field: string]: unknown;
 }
 
@@ -43,7 +43,7 @@ export interface BuildBodyOptions {
    * strict schemas (not relaxed ones), and on every call, so a caller building per attempt keeps
    * its own record of what it has said. @default none
    */
-  onNotice?: (text: string, tool: string) => void;
+  onNotice?: ((text: string, tool: string) => void) | undefined;
 }
 
 /** Fields the loop owns, which extraBody cannot replace. */
