@@ -311,6 +311,7 @@ export type { RunState, RunStateProblem, RunStateErrorOptions, SentRequestPrint,
 
 // argument-validation
 export { markArgumentsChecked, argumentsChecked, MAX_ARGUMENT_ISSUES } from "./run/argument-validation.js";
+export type { OwnArgumentCheck } from "./run/argument-validation.js";
 
 // runtime
 export { createRuntime, defaultRuntime } from "./runtime.js";

@@ -41,39 +41,39 @@ export const OTEL_SCOPE = "@cubicecho/agent-core";
 /** Options for {@link otelRun}. */
 export interface OtelRunOptions {
   /** The tracer the spans are made with. @default the global API's tracer for OTEL_SCOPE */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /** The meter the metrics are recorded on. @default the global API's meter for OTEL_SCOPE */
-  meter?: Meter;
+  meter?: Meter | undefined;
   /** The context the run span is a child of. @default the active context when otelRun is called */
-  context?: Context;
+  context?: Context | undefined;
   /**
    * The run's config, for the endpoint (`server.address`, `server.port`), the model and, for a
    * request seen only through its events, its parameters. Only baseUrl, model, maxTokens,
    * temperature and toolDiscovery are read: never the key or the headers.
    */
-  config?: OtelConfig;
+  config?: OtelConfig | undefined;
   /** `gen_ai.provider.name`. @default "openai", the API an OpenAI-compatible endpoint speaks */
-  provider?: string;
+  provider?: string | undefined;
   /** `gen_ai.agent.name`, also in the run span's name. */
-  agentName?: string;
+  agentName?: string | undefined;
   /** `gen_ai.agent.id`. */
-  agentId?: string;
+  agentId?: string | undefined;
   /** `gen_ai.conversation.id`: the session or thread the run belongs to. */
-  conversationId?: string;
+  conversationId?: string | undefined;
   /**
    * Record message content: input and output messages and system instructions on `chat` spans,
    * arguments and results on `execute_tool` spans, under the conventions' attribute names.
    * @default false
    */
-  captureContent?: boolean;
+  captureContent?: boolean | undefined;
   /** The host's own event handler, called after the span bookkeeping with the same event. */
-  onEvent?: (event: RunEventInput) => unknown;
+  onEvent?: ((event: RunEventInput) => unknown) | undefined;
   /** The host's own request handler, called after the span bookkeeping. */
-  onRequest?: (request: RequestBody, step: number) => unknown;
+  onRequest?: ((request: RequestBody, step: number) => unknown) | undefined;
   /** The host's own tool-call handler, called after the span bookkeeping. */
-  onToolCall?: (request: ToolCallRequest) => unknown;
+  onToolCall?: ((request: ToolCallRequest) => unknown) | undefined;
   /** The clock spans are timed on, in epoch milliseconds. @default performance.timeOrigin + performance.now() */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** The three handlers a run is traced through, named as runAgentLoop's options are. */

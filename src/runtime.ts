@@ -183,7 +183,7 @@ export interface RuntimeOptions {
    * run another replica holds through it, and starts with the latches it holds.
    * @default none: everything stays in this process
    */
-  backend?: RuntimeBackend;
+  backend?: RuntimeBackend | undefined;
   /**
    * The secret API keys are fingerprinted with (an HMAC-SHA-256 key) in latch records, snapshots
    * and the backend's shared latches. Replicas that share a snapshot or a backend must be given
@@ -191,7 +191,7 @@ export interface RuntimeOptions {
    * string, kept like any credential. It outlives `reset`.
    * @default the backend's `keySalt` where it has one (a Redis backend agrees one with its replicas), else 32 random bytes drawn for this runtime
    */
-  keySalt?: string;
+  keySalt?: string | undefined;
 }
 
 /**

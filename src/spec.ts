@@ -30,27 +30,27 @@ export const DEFAULT_MAX_TOOL_ITERATIONS = SHARED_MAX_TOOL_ITERATIONS;
 /** The main model and its endpoint, as a document states them; every field is optional and absent inherits. */
 export interface SpecModel {
   /** The model name as the endpoint knows it. */
-  name?: string;
+  name?: string | undefined;
   /** The OpenAI-compatible base URL; one carrying `user:pass@` or a credential query is dropped. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Sampling temperature, 0 to 2. */
-  temperature?: number;
+  temperature?: number | undefined;
   /** The reply ceiling, a whole number; 0 sends none. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** The reasoning effort to ask for; `"off"` sends none. */
-  reasoningEffort?: ReasoningEffort;
+  reasoningEffort?: ReasoningEffort | undefined;
   /** Fields merged last into every request body; a layer that states it replaces the whole set. */
-  extraBody?: Record<string, unknown>;
+  extraBody?: Record<string, unknown> | undefined;
   /** The operator's own context window in tokens, a whole number above 0. */
-  contextLength?: number;
+  contextLength?: number | undefined;
   /** How long a call that does not stream may take, in seconds; 0 waits forever. */
-  requestTimeoutSeconds?: number;
+  requestTimeoutSeconds?: number | undefined;
   /** How long the first streamed chunk may take, in seconds. */
-  firstTokenSeconds?: number;
+  firstTokenSeconds?: number | undefined;
   /** Re-sends allowed for a transient failure, a whole number. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** How long to wait for a server still loading the model, in seconds. */
-  loadingTimeoutSeconds?: number;
+  loadingTimeoutSeconds?: number | undefined;
 }
 
 /** One piece of the system prompt; entries merge by `id` across layers. */
@@ -64,13 +64,13 @@ export interface SpecPromptEntry {
 /** How the agent may use tools. */
 export interface SpecTools {
   /** The host's MCP servers the agent may use: absent is all of them, `[]` none, a list exactly those. */
-  servers?: string[];
+  servers?: string[] | undefined;
   /** Declare every tool, load them on demand, or reach them through a fixed proxy. */
-  discovery?: "eager" | "ondemand" | "proxy";
+  discovery?: "eager" | "ondemand" | "proxy" | undefined;
   /** The most tool-calling steps a run may take, a whole number. */
-  maxIterations?: number;
+  maxIterations?: number | undefined;
   /** The flattened spelling of `tasks.toolSelect.model` on the agent's endpoint; `""` means no preselection. */
-  toolSelectModel?: string;
+  toolSelectModel?: string | undefined;
 }
 
 /** A hook the host's runner calls at a point in a session; entries merge by `id` across layers. */
@@ -78,19 +78,19 @@ export interface SpecHook {
   /** The hook's name: the same id in a later layer replaces the entry. */
   id: string;
   /** When it runs: one of {@link SPEC_HOOK_EVENTS}. */
-  event?: string;
+  event?: string | undefined;
   /** The MCP server whose tool the runner calls. */
-  server?: string;
+  server?: string | undefined;
   /** The tool on that server. */
-  tool?: string;
+  tool?: string | undefined;
   /** Arguments handed to the tool. */
-  arguments?: Record<string, unknown>;
+  arguments?: Record<string, unknown> | undefined;
   /** This hook's share of the context budget, in tokens. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** How long the hook may take, in seconds. */
-  timeoutSeconds?: number;
+  timeoutSeconds?: number | undefined;
   /** `false` switches an inherited hook off; resolution leaves such an entry out. */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
 }
 
 /** A side task's settings as a document states them: a {@link ResolvedTask} with no key, since a document carries none. */
@@ -101,17 +101,17 @@ export interface SpecServer {
   /** The server's name; bundled servers merge by it across layers. */
   name: string;
   /** The transport, as `.mcp.json` spells it. */
-  type?: "stdio" | "http" | "sse";
+  type?: "stdio" | "http" | "sse" | undefined;
   /** The program to run, for a stdio server. */
-  command?: string;
+  command?: string | undefined;
   /** Its arguments. */
-  args?: string[];
+  args?: string[] | undefined;
   /** Its environment: where the format puts a bundled server's credentials, and what exportSpec strips. */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** The address of a remote server. */
-  url?: string;
+  url?: string | undefined;
   /** Headers sent to a remote server: stripped by exportSpec, like env. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** An agent as a stored document, as parseSpec returns it: every field optional but the token. */
@@ -119,23 +119,23 @@ export interface AgentSpec {
   /** The format and its version, `agent-core/<major>[.<minor>]` (whole numbers without a leading zero); only the major is checked. */
   spec: string;
   /** A name for people. */
-  name?: string;
+  name?: string | undefined;
   /** A description for people. */
-  description?: string;
+  description?: string | undefined;
   /** Features a host must understand to run the agent as meant; an unknown one refuses the document. */
-  requires?: string[];
+  requires?: string[] | undefined;
   /** The main model and its endpoint. */
-  model?: SpecModel;
+  model?: SpecModel | undefined;
   /** The system prompt, in pieces merged by id. */
-  prompt?: SpecPromptEntry[];
+  prompt?: SpecPromptEntry[] | undefined;
   /** The tool policy. */
-  tools?: SpecTools;
+  tools?: SpecTools | undefined;
   /** Lifecycle hooks, merged by id. */
-  hooks?: SpecHook[];
+  hooks?: SpecHook[] | undefined;
   /** Side tasks by name (`title`, `toolSelect`, `compaction`, `summary` …); the same name replaces. */
-  tasks?: Record<string, SpecTask>;
+  tasks?: Record<string, SpecTask> | undefined;
   /** Servers shipped with the document. */
-  bundle?: { mcpServers?: SpecServer[] };
+  bundle?: { mcpServers?: SpecServer[] } | undefined;
 }
 
 /** Options of {@link parseSpec}. */
@@ -144,18 +144,18 @@ export interface ParseSpecOptions {
    * Read `bundle.mcpServers`; importing a bundled server is running a program, so it is opt-in.
    * @default false
    */
-  bundle?: boolean;
+  bundle?: boolean | undefined;
   /**
    * Feature names this host understands beyond {@link SPEC_FEATURES}, for `requires`.
    * @default []
    */
-  features?: readonly string[];
+  features?: readonly string[] | undefined;
 }
 
 /** What {@link parseSpec} found: the document when it was not refused, and every problem either way. */
 export interface ParseSpecResult {
   /** The normalised document; absent when any error refused it. */
-  spec?: AgentSpec;
+  spec?: AgentSpec | undefined;
   /** Why the document was refused, one sentence each, prefixed with the path. */
   errors: string[];
   /** What was dropped and why, one sentence each, prefixed with the path. */
@@ -178,7 +178,7 @@ export interface ResolvedAgent extends Endpoint, ModelParams, ToolPolicy, RetryP
   /** The system prompt: the merged entries' non-empty texts, joined by a blank line. */
   system: string;
   /** The host servers the agent may use: absent is all, `[]` none. */
-  servers?: string[];
+  servers?: string[] | undefined;
   /** The merged hooks, less those switched off. */
   hooks: SpecHook[];
   /** Each side task with only what a layer stated; a task no layer names is absent. */
@@ -186,11 +186,11 @@ export interface ResolvedAgent extends Endpoint, ModelParams, ToolPolicy, RetryP
   /** Every feature some layer requires. */
   requires: string[];
   /** The merged bundled servers, where a layer carried any. */
-  mcpServers?: SpecServer[];
+  mcpServers?: SpecServer[] | undefined;
   /** The strongest layer's name. */
-  name?: string;
+  name?: string | undefined;
   /** The strongest layer's description. */
-  description?: string;
+  description?: string | undefined;
 }
 
 /**

@@ -340,7 +340,7 @@ export async function startEndpoint(options: EndpointOptions = {}): Promise<Endp
           return;
         }
         const echo = scripted.turn ? prefillEcho(family.name, body, true) : undefined;
-        const built = scripted.turn ? buildTurnChunks(family, scripted.turn, context) : scripted.chunks;
+        const built = scripted.turn ? buildTurnChunks(family, scripted.turn, { ...context, delayMs: scripted.delayMs }) : scripted.chunks;
         const chunks = echo !== undefined ? echoInChunks(built, echo) : built;
         await stream(response, { ...scripted, chunks });
         return;

@@ -630,7 +630,8 @@ describe("the built agent-core binary", () => {
     await withServer({ routes: { "GET /v1/models": denied } }, async (server) => {
       const result = await run(["probe", server.baseUrl, "--api-key-env", "PROBE_KEY"], { PROBE_KEY: "sk-wrong" });
       expect(result.code).toBe(4);
-      expectOneLine(result.stderr, /refused the key \(HTTP 401\): Incorrect API key provided/);
+      expectOneLine(result.stderr, /refused the key \(HTTP 401\): Incorrect API key provided.*The key in PROBE_KEY was sent and refused/);
+      expect(result.stderr).not.toContain("Pass --api-key-env");
       expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-wrong");
     });
   });

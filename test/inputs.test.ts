@@ -66,6 +66,42 @@ const loopCases: { input: string; field: RegExp; change: (options: AgentLoopOpti
   },
   { input: "tools that are not an array", field: /tools must be an array.*given an object/, change: (options) => ({ ...options, tools: { read_file: tool } }) },
   { input: "tools without dispatch", field: /dispatch must be a function.*given undefined/, change: (options) => ({ ...options, dispatch: undefined }) },
+  { input: "an empty transcript", field: /messages is empty/, change: (options) => ({ ...options, messages: [] }) },
+  {
+    input: "a message without a role",
+    field: /messages\[1\]\.role must be one of "system", "developer", "user", "assistant", "tool"; given undefined/,
+    change: (options) => ({ ...options, messages: [...options.messages, { content: "and this" }] }),
+  },
+  {
+    input: "a message with an unknown role",
+    field: /messages\[0\]\.role .*given "human"/,
+    change: (options) => ({ ...options, messages: [{ role: "human", content: "Hi." }] }),
+  },
+  {
+    input: "a message that is a string",
+    field: /messages\[0\] must be a chat message object.*given "Hi\."/,
+    change: (options) => ({ ...options, messages: ["Hi."] }),
+  },
+  {
+    input: "maxToolIterations 0",
+    field: /config\.maxToolIterations must be a whole number of at least 1.*given 0/,
+    change: (options) => ({ ...options, config: { ...options.config, maxToolIterations: 0 } }),
+  },
+  {
+    input: "maxToolIterations as a string",
+    field: /config\.maxToolIterations .*given "5"/,
+    change: (options) => ({ ...options, config: { ...options.config, maxToolIterations: "5" } }),
+  },
+  {
+    input: "a mistyped toolDiscovery",
+    field: /config\.toolDiscovery must be one of "eager", "ondemand", "proxy"; given "on-demand"/,
+    change: (options) => ({ ...options, config: { ...options.config, toolDiscovery: "on-demand" } }),
+  },
+  {
+    input: "an unknown preselectRouting",
+    field: /preselectRouting must be one of "exclusive", "append"; given "sideways"/,
+    change: (options) => ({ ...options, preselectRouting: "sideways" }),
+  },
 ];
 
 describe("runAgentLoop's input checks", () => {
@@ -134,13 +170,33 @@ describe("the lower functions' input checks", () => {
       call: () =>
         runTurn(runtime.getClient({ baseUrl: server.baseUrl }), runtime.capabilitiesFor(server.baseUrl), () => ({ messages: [] }) as never, { maxRetries: 0 }),
     },
+    {
+      input: "streamTurn with an empty transcript",
+      field: /messages \(the body's messages\) is empty/,
+      call: () => streamTurn(runtime.getClient({ baseUrl: server.baseUrl }), { model: "m", messages: [] }),
+    },
+    {
+      input: "runTurn whose body has a message without a role",
+      field: /messages \(the body's messages\)\[0\]\.role must be one of .*given undefined/,
+      call: () =>
+        runTurn(
+          runtime.getClient({ baseUrl: server.baseUrl }),
+          runtime.capabilitiesFor(server.baseUrl),
+          () => ({ model: "m", messages: [{ content: "Hi." }] }) as never,
+          {
+            maxRetries: 3,
+          },
+        ),
+    },
     { input: "runCalls without dispatch", field: /dispatch must be a function/, call: () => runCalls([], {} as never) },
   ];
 
-  it.each(cases)("refuses $input with a TypeError naming the field", async ({ field, call }) => {
+  it.each(cases)("refuses $input with a TypeError naming the field, before sending anything", async ({ field, call }) => {
+    const sent = server.chatBodies().length;
     const error = await (async () => call())().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toMatch(field);
+    expect(server.chatBodies()).toHaveLength(sent);
   });
 });
 

@@ -57,7 +57,7 @@ Options:
 
 ${EXIT_CODE_TEXT}
 `,
-  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--key-salt-env VAR] [--json] [--snapshot FILE]
+  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--key-salt-env VAR] [--json] [--snapshot FILE] [--timeout SECONDS]
 
 Finds out, with a handful of tiny requests, what an endpoint and one model on it support:
 the served window and where it came from, usage in the stream, the max-tokens spelling,
@@ -93,13 +93,13 @@ export type Command =
   | {
       command: "probe";
       url: string;
-      model?: string;
-      apiKeyEnv?: string;
-      headers?: Record<string, string>;
-      keySaltEnv?: string;
+      model?: string | undefined;
+      apiKeyEnv?: string | undefined;
+      headers?: Record<string, string> | undefined;
+      keySaltEnv?: string | undefined;
       json: boolean;
-      snapshot?: string;
-      timeoutSeconds?: number;
+      snapshot?: string | undefined;
+      timeoutSeconds?: number | undefined;
       verbose: boolean;
     };
 
@@ -150,7 +150,24 @@ interface Read {
   positionals: string[];
 }
 
+/** The options a user may reach for that take a key on the command line, which the command never does. */
+const KEY_ON_THE_LINE = /^--(?:api-key|key|token)(?:=|$)/;
+
+/** Node's words for an unknown option, without its advice about positionals (which ends on an unclosed quote). */
+function unknownOption(error: unknown): string | undefined {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const option = /^Unknown option '([^']*)'/.exec(error.message)?.[1];
+  return option === undefined ? undefined : `"${option}" is not an option`;
+}
+
 function read(args: string[], options: OptionTable, command: keyof typeof HELP, positionals: boolean): Read {
+  const keyed = args.find((arg) => KEY_ON_THE_LINE.test(arg));
+  if (keyed !== undefined && !(keyed.split("=")[0]!.slice(2) in options)) {
+    throw usage(
+      `${keyed.split("=")[0]} is not an option: the command takes no key on the command line, where the shell history and the process list would show it; put the key in an environment variable and name the variable with --api-key-env VAR`,
+      command,
+    );
+  }
   try {
     const parsed = parseArgs({
       args,
@@ -160,7 +177,7 @@ function read(args: string[], options: OptionTable, command: keyof typeof HELP, 
     });
     return { values: parsed.values as Read["values"], positionals: parsed.positionals };
   } catch (error) {
-    throw usage(error instanceof Error ? error.message.replace(/\.$/, "") : String(error), command);
+    throw usage(unknownOption(error) ?? (error instanceof Error ? error.message.replace(/\.$/, "") : String(error)), command);
   }
 }
 

@@ -30,8 +30,8 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
 }
 
 interface Seen {
-  listing?: string;
-  result?: string;
+  listing?: string | undefined;
+  result?: string | undefined;
 }
 
 /** Reads which tools have answered so far, by matching each tool message to the call it answers. */
@@ -131,14 +131,18 @@ export function demoModel(delayMs = 12): (request: RecordedRequest) => Scripted 
       });
     }
     const folders = entries.filter((line) => line.endsWith("/")).length;
+    const counted = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
     const full =
-      `The project folder holds ${count} entries (${folders} folders and ${count - folders} files), and ${count} × 2.5 + 4 = ${seen.result}. ` +
+      `The project folder holds ${counted(count, "entry", "entries")} (${counted(folders, "folder", "folders")} and ${counted(count - folders, "file", "files")}), and ${count} × 2.5 + 4 = ${seen.result}. ` +
       "I listed the folder with list_files rather than guessing, and left the arithmetic to calculate, so both figures come straight from the tools.";
     const soFar = prefillOf(request.body);
     // A prefill of this answer is carried on from its last character; any other prefill gets the
     // answer from the start, as a model that does not take prefills would give it.
     if (soFar !== undefined) return answer("", full.startsWith(soFar) ? full.slice(soFar.length) : full);
-    return answer(`Both results are in: ${count} entries, ${folders} of them folders, and the calculator says ${seen.result}. Two sentences will do.`, full);
+    return answer(
+      `Both results are in: ${counted(count, "entry", "entries")}, ${folders} of them ${folders === 1 ? "a folder" : "folders"}, and the calculator says ${seen.result}. Two sentences will do.`,
+      full,
+    );
   };
 }
 
@@ -151,25 +155,25 @@ export const DEMO_MODEL = "demo-model";
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
   /** A real endpoint to run against; absent starts the simulated one. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The model on the real endpoint; required with `baseUrl`. */
-  model?: string;
+  model?: string | undefined;
   /** The key for the real endpoint. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Headers sent with every request to the real endpoint; never printed. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The folder list_files may read. @default process.cwd() */
-  folder?: string;
+  folder?: string | undefined;
   /** Where the run is printed. */
   stdout: Output;
   /** Whether to style the output with ANSI codes. */
   color: boolean;
   /** Stops the run. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The runtime to run in; absent uses a fresh one from createRuntime, reset at the end. */
-  runtime?: Runtime;
+  runtime?: Runtime | undefined;
   /** The simulated model's pause before each chunk, in milliseconds. @default 12 */
-  delayMs?: number;
+  delayMs?: number | undefined;
 }
 
 /**
@@ -239,6 +243,14 @@ function createPrinter(out: Output, styles: Styles): (event: RunEventInput) => v
       case "done":
         endLine();
         return;
+      case "invalid-arguments":
+      case "approval-requested":
+      case "approval-decided":
+      case "resumed":
+        // The demo's tools take any arguments and need no approval.
+        return;
+      default:
+        event satisfies never;
     }
   };
 }

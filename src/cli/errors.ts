@@ -60,6 +60,19 @@ export class CliFailure extends AgentCoreError {
   }
 }
 
+/** What an unauthorized failure advises where the command sent no key. */
+export const KEY_ADVICE = "Pass --api-key-env with the variable that holds the key.";
+
+/**
+ * An unauthorized failure told for a key that was sent: the endpoint refused that key, so the
+ * advice to pass one gives way to checking it; any other failure comes back as it is.
+ */
+export function keyRefused(failure: CliFailure, variable: string | undefined): CliFailure {
+  if (failure.kind !== "unauthorized" || variable === undefined || !failure.message.includes(KEY_ADVICE)) return failure;
+  const said = `The key in ${variable} was sent and refused: check it is a key this endpoint accepts.`;
+  return new CliFailure("unauthorized", failure.message.replace(KEY_ADVICE, said), failure.cause);
+}
+
 const CONNECTION_CODES: Readonly<Record<string, string>> = Object.freeze({
   ECONNREFUSED: "the connection was refused",
   ENOTFOUND: "the host name does not resolve",
@@ -110,7 +123,7 @@ function connectionCode(error: unknown): string | undefined {
 /** What a caught value said: the first text found in it, and the first HTTP status on the way. */
 interface ErrorReading {
   text: string;
-  status?: number;
+  status?: number | undefined;
 }
 
 /** Where a failure keeps its words, in the order they are read: its own, its body's, its cause's. */
@@ -214,11 +227,7 @@ export function readFailure(error: unknown, url: string, model?: string): CliFai
     );
   }
   if (status === 401 || status === 403) {
-    return new CliFailure(
-      "unauthorized",
-      `${url} refused the key (HTTP ${status}): ${words || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
-      error,
-    );
+    return new CliFailure("unauthorized", `${url} refused the key (HTTP ${status}): ${words || "no reason given"}. ${KEY_ADVICE}`, error);
   }
   if (looksLikeHtml(words)) {
     return new CliFailure(

@@ -5,7 +5,7 @@
  * HTML page are each told apart.
  */
 import { isModelLoading, type ListedModel } from "../index.js";
-import { CliFailure, looksLikeHtml, oneLine, readFailure } from "./errors.js";
+import { CliFailure, KEY_ADVICE, looksLikeHtml, oneLine, readFailure } from "./errors.js";
 import type { ProbeOptions } from "./probe-types.js";
 
 /**
@@ -35,10 +35,7 @@ export async function readListing(
     throw readFailure(options.signal?.aborted ? (options.signal.reason ?? error) : error, base);
   }
   if (response.status === 401 || response.status === 403) {
-    throw new CliFailure(
-      "unauthorized",
-      `${base} refused the key (HTTP ${response.status}): ${messageIn(text) || "no reason given"}. Pass --api-key-env with the variable that holds the key.`,
-    );
+    throw new CliFailure("unauthorized", `${base} refused the key (HTTP ${response.status}): ${messageIn(text) || "no reason given"}. ${KEY_ADVICE}`);
   }
   const type = response.headers.get("content-type") ?? "";
   if (/html/i.test(type) || looksLikeHtml(text)) {

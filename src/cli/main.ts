@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { parseCommandLine, readApiKey, readKeySalt, type Command } from "./args.js";
 import type { runDemo } from "./demo.js";
-import { CliFailure, EXIT_CODES, readFailure } from "./errors.js";
+import { CliFailure, EXIT_CODES, keyRefused, readFailure } from "./errors.js";
 import { colorAllowed, formatProbeReport, stylesFor, type Output } from "./output.js";
 import { readListing } from "./listing.js";
 import type { probeEndpoint } from "./probe.js";
@@ -22,9 +22,9 @@ export interface CliIo {
   /** The environment keys are read from. */
   env: Record<string, string | undefined>;
   /** Aborted when the person presses Ctrl-C. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The package's version, for --version. */
-  version?: string;
+  version?: string | undefined;
 }
 
 /** The commands' runners, handed in by the entry that assembles the command. */
@@ -146,7 +146,7 @@ export async function main(argv: readonly string[], io: CliIo, commands: CliComm
       ? CliFailure.is(reason)
         ? reason
         : new CliFailure("interrupted", "Stopped before it finished.", reason)
-      : readFailure(error, url, command.model);
+      : keyRefused(readFailure(error, url, command.model), command.apiKeyEnv);
     io.stderr.write(`agent-core: ${redactUrls(failure.message)}\n`);
     if (command.verbose) io.stderr.write(`${redactUrls(causeChain(failure.cause ?? failure))}\n`);
     return failure.exitCode;

@@ -9,7 +9,7 @@ import type { ProbeReport } from "./probe.js";
 /** Where the command writes: a stream's `write`, and whether it is a terminal. */
 export interface Output {
   write(text: string): unknown;
-  isTTY?: boolean;
+  isTTY?: boolean | undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { ProbeCapability, ProbeFinding, ProbeStatus } from "./probe-types.j
 
 /** What one probe's chat request came back with: the turn, or the failure that ended it. */
 export interface ChatOutcome {
-  turn?: Turn;
+  turn?: Turn | undefined;
   error?: unknown;
 }
 
@@ -23,7 +23,7 @@ export interface ProbeEvidence {
   /** The server's words for each latch a refusal flipped, by latch name. */
   words: Partial<Record<string, string>>;
   /** The `owned_by` the listing gave, where it gave one. */
-  owner?: string;
+  owner?: string | undefined;
   /** The tool the tools probe declared. */
   toolName: string;
 }
@@ -130,7 +130,7 @@ function toolRows(supports: EndpointCapabilities, evidence: ProbeEvidence): Prob
       "strictSchemas",
       "strict tool schemas",
       "ignored",
-      "strict: true is taken and ignored by a grammar server; the relaxed schemas it is sent keep every bound",
+      "strict: true is taken and ignored by a grammar server; it is sent relaxed schemas, whose grammar holds lengths, patterns, item counts and an integer's minimum/maximum but no bound of a number",
     );
   } else if (!supports.strictSchemas) {
     strict = row("strictSchemas", "strict tool schemas", "refused", "sends relaxed schemas", words.strictSchemas);

@@ -23,7 +23,7 @@ export interface ProbeFinding {
   /** What was found, in a short phrase. */
   detail: string;
   /** The server's own words, where it refused. */
-  words?: string;
+  words?: string | undefined;
 }
 
 /** One HTTP request the probe sent, as the connection pool saw it. */
@@ -31,7 +31,7 @@ export interface ProbeRequest {
   method: string;
   path: string;
   /** The response status; absent where none came. */
-  status?: number;
+  status?: number | undefined;
 }
 
 /** Everything the probe found. */
@@ -59,23 +59,23 @@ export interface ProbeOptions {
   /** The endpoint's base URL. */
   baseUrl: string;
   /** The key; absent sends none. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Headers sent with every request of the probe (a router's routing header, say); never printed. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The model; absent takes the first one the endpoint lists. */
-  model?: string;
+  model?: string | undefined;
   /** The runtime the latches are learned in. @default a fresh one from createRuntime(), reset when the probe ends */
-  runtime?: Runtime;
+  runtime?: Runtime | undefined;
   /**
    * The key salt a fresh runtime fingerprints the key with, so the snapshot's keyed entry matches
    * in a host given the same `keySalt`; unused with `runtime`.
    * @default a random one, which no other process shares
    */
-  keySalt?: string;
+  keySalt?: string | undefined;
   /** Stops the probe. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Told one line as each probe starts. */
-  onProgress?: (line: string) => void;
+  onProgress?: ((line: string) => void) | undefined;
   /** How long any one request may stay silent, in seconds. @default 60 */
-  timeoutSeconds?: number;
+  timeoutSeconds?: number | undefined;
 }

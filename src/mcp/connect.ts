@@ -14,31 +14,31 @@ import { mcpToolset, type McpToolset, type McpToolsetOptions } from "./toolset.j
 /** A server run as a child process that speaks MCP over its stdin and stdout. */
 export interface McpStdioServer {
   /** The transport; absent reads as stdio where `command` is given. */
-  type?: "stdio";
+  type?: "stdio" | undefined;
   /** The program to run. */
   command: string;
   /** Its arguments. */
-  args?: string[];
+  args?: string[] | undefined;
   /** Variables added to the SDK's safe default environment. */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** The folder to run it in. @default this process's */
-  cwd?: string;
+  cwd?: string | undefined;
   /** What happens to its stderr. @default "inherit" */
-  stderr?: "inherit" | "ignore" | "pipe";
+  stderr?: "inherit" | "ignore" | "pipe" | undefined;
   /** Said beside the server's name in the catalogue. @default the server's own title or name */
-  label?: string;
+  label?: string | undefined;
 }
 
 /** A remote server reached over streamable HTTP. */
 export interface McpHttpServer {
   /** The transport; absent reads as http where `url` is given. */
-  type?: "http";
+  type?: "http" | undefined;
   /** The server's MCP endpoint. */
   url: string | URL;
   /** Headers sent with every request (an authorization header, say). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Said beside the server's name in the catalogue. @default the server's own title or name */
-  label?: string;
+  label?: string | undefined;
 }
 
 /** One server to connect to, as `.mcp.json` spells it: a command to run, or a URL. */
@@ -47,7 +47,7 @@ export type McpServerConfig = McpStdioServer | McpHttpServer;
 /** Options for {@link connectMcpServers}: the toolset's, and how this client introduces itself. */
 export interface ConnectMcpOptions extends McpToolsetOptions {
   /** The name and version the client gives each server. @default { name: "agent-core", version: "0" } */
-  clientInfo?: { name: string; version: string };
+  clientInfo?: { name: string; version: string } | undefined;
 }
 
 /** The toolset of servers {@link connectMcpServers} started or connected to, which it closes. */

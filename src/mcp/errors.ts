@@ -28,7 +28,7 @@ export interface McpServerErrorOptions extends AgentCoreErrorOptions {
   /** What went wrong. */
   problem: McpProblem;
   /** The tool, by the MCP server's own name, where a call went wrong. */
-  tool?: string;
+  tool?: string | undefined;
 }
 
 /**
@@ -74,7 +74,7 @@ export class McpServerError extends AgentCoreError {
   /** What went wrong. */
   readonly problem: McpProblem;
   /** The tool, by the MCP server's own name, where a call went wrong. */
-  readonly tool?: string;
+  readonly tool?: string | undefined;
 
   static {
     AgentCoreError.mark(this, "McpServerError");

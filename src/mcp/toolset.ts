@@ -21,19 +21,19 @@ export interface McpServerEntry {
   /** A connected MCP client. */
   client: McpClient;
   /** Said beside the server's name in the catalogue. @default the server's own title or name */
-  label?: string;
+  label?: string | undefined;
 }
 
 /** Options for {@link mcpToolset}. */
 export interface McpToolsetOptions {
   /** Offer every tool as `<server>_<tool>` rather than under its own name. @default false */
-  prefix?: boolean;
+  prefix?: boolean | undefined;
   /** How long a call may wait for its answer, in milliseconds. @default the SDK's 60000 */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Told after a server's list change has changed the tools, with the toolset as it now stands. */
-  onChange?: (toolset: McpToolset) => unknown;
+  onChange?: ((toolset: McpToolset) => unknown) | undefined;
   /** Told each notice: a tool renamed or left out, a server that closed, a refresh that failed. */
-  onNotice?: (text: string) => unknown;
+  onNotice?: ((text: string) => unknown) | undefined;
 }
 
 /** One server of a toolset as it now stands. */
@@ -41,7 +41,7 @@ export interface McpServerStatus {
   /** The server's name, as the host named it. */
   name: string;
   /** The label the catalogue says beside it. */
-  label?: string;
+  label?: string | undefined;
   /** False once its connection has closed. */
   connected: boolean;
   /** The names its tools are offered under, in the order the model first saw them. */
@@ -70,12 +70,12 @@ interface HeldTool {
 
 interface ServerState {
   name: string;
-  label?: string;
+  label?: string | undefined;
   client: McpClient;
   connected: boolean;
   tools: HeldTool[];
   skipped: Set<string>;
-  refreshing?: Promise<void>;
+  refreshing?: Promise<void> | undefined;
   again: boolean;
   onclose: (() => void) | undefined;
 }

@@ -57,7 +57,7 @@ function textOf(content: unknown): string {
 /** The request's leading system messages and the rest, in the conventions' two shapes. */
 export interface InputContent {
   /** `gen_ai.system_instructions`, where the request led with a system prompt. */
-  system?: string;
+  system?: string | undefined;
   /** `gen_ai.input.messages`. */
   messages: string;
 }

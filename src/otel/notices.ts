@@ -67,7 +67,7 @@ const READERS: readonly Reader[] = Object.freeze([
   })),
   match(/^The request failed \((.*)\); retry (\d+) of \d+ in /, (found) => ({ kind: "retry", attempt: Number(found[2]), failure: found[1]! })),
   match(/^The endpoint is still loading .+; waiting up to /, () => ({ kind: "loading" })),
-  match(/^The reply was cut off at the .+-token ceiling/, () => ({ kind: "cut-off" })),
+  match(/^The reply was cut off at the (?:.+-token|server's own token) ceiling/, () => ({ kind: "cut-off" })),
   match(/^Continued the cut-off answer by prefilling it \((\d+) more requests?\)/, (found) => ({
     kind: "continuation",
     outcome: "continued",

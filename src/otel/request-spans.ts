@@ -65,9 +65,9 @@ export interface OpenRequest {
   /** Refusals heard and not yet acted on. */
   refusals: Array<{ at: number; text: string; reading: Refusal }>;
   /** When the reply stopped at the ceiling, and how much it had streamed by then. */
-  cut?: { at: number; text: number; reasoning: number };
+  cut?: { at: number; text: number; reasoning: number } | undefined;
   /** The continuation's notice, where one came after the cut. */
-  continuation?: { at: number; text: string; reading: Continuation };
+  continuation?: { at: number; text: string; reading: Continuation } | undefined;
   /** Span events heard after the cut, for whichever span ends the step. */
   later: Array<{ name: string; attributes: Attributes; at: number }>;
 }

@@ -113,7 +113,15 @@ export class RunTrace {
         return;
       case "done":
         return this.finish(event.outcome ?? (this.failure !== undefined ? "failed" : "answered"));
+      case "invalid-arguments":
+      case "approval-requested":
+      case "approval-decided":
+      case "resumed":
+        // Not part of the trace's spans: the tool result and the usage carry what they change.
+        return;
       default:
+        // A new kind fails to compile here until it is decided; one unknown at run time is skipped.
+        event satisfies never;
         return;
     }
   }

@@ -34,7 +34,7 @@ export interface SpanSettings {
 export interface OpenTool {
   span: Span;
   /** The call whose answer this one may share: an identical call made earlier in its step. */
-  original?: string;
+  original?: string | undefined;
 }
 
 /** A call as its tool-call event announced it, with what is known about it. */
@@ -45,11 +45,11 @@ export interface ToolStart {
   args: string;
   at: number;
   /** The request that asked for the call. */
-  link?: SpanContext;
+  link?: SpanContext | undefined;
   /** An identical call made earlier in the step. */
-  original?: string;
+  original?: string | undefined;
   /** What the call's own argument text said, where it did not parse as written. */
-  reading?: "repaired" | "unreadable";
+  reading?: "repaired" | "unreadable" | undefined;
 }
 
 /** How a call ended. */
@@ -59,9 +59,9 @@ export interface ToolEnd {
   content: string;
   at: number;
   /** The dispatch's own time; absent where nothing was dispatched (answered by the loop, or shared). */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /** The `error.type` of a failed call. */
-  errorType?: string;
+  errorType?: string | undefined;
 }
 
 /**

@@ -12,31 +12,31 @@ export interface RedisBackendOptions {
    * can share one server without reading each other's runs.
    * @default "agent-core:"
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * The most events held in memory while Redis cannot be written to; past it the oldest are
    * dropped, and every watcher of their runs is told of the gap.
    * @default 10000
    */
-  maxBufferedEvents?: number;
+  maxBufferedEvents?: number | undefined;
   /** The most events written in one round trip. @default 1000 */
-  batchSize?: number;
+  batchSize?: number | undefined;
   /** How long one blocking read of the followed runs waits on the server before it is sent again, in milliseconds. @default 5000 */
-  blockMs?: number;
+  blockMs?: number | undefined;
   /** How long the first connection may take before `createRedisBackend` gives up, in milliseconds. @default 5000 */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /** The longest wait between two attempts to reconnect after the server was lost, in milliseconds. @default 500 */
-  reconnectDelayMs?: number;
+  reconnectDelayMs?: number | undefined;
   /** How long `close()` waits for buffered events and latches to be written, in milliseconds. @default 2000 */
-  closeTimeoutMs?: number;
+  closeTimeoutMs?: number | undefined;
   /** Told a sentence when the server is lost, when it is back (with what was dropped meanwhile), and on close. */
-  onNotice?: (text: string) => void;
+  onNotice?: ((text: string) => void) | undefined;
   /**
    * The secret every runtime on this backend fingerprints API keys with, so that the replicas'
    * shared latches match each other's keys. Give it where the secret should stay out of Redis.
    * @default one agreed through the server: the first replica stores 32 random bytes under `<prefix>key-salt` and every later one reads it
    */
-  keySalt?: string;
+  keySalt?: string | undefined;
 }
 
 /** The options with every default applied. */

@@ -38,7 +38,7 @@ export type ApprovalDecisions = Readonly<Record<string, ApprovalDecision>>;
 export interface ReadVerdict {
   kind: "allow" | "deny" | "ask";
   /** The reason a denial gave. */
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /** What a denied call is answered with: {@link DENIED_CALL}, and the reason where one was given. */

@@ -44,28 +44,48 @@ interface ValidatorCache {
 const ARGUMENT_VALIDATORS = defineSlot<ValidatorCache>("argument-validators", () => ({ ajv: undefined, compiled: new Map() }));
 
 /**
+ * How a tool that checks its own arguments checks them: the issues with a call's arguments, one
+ * a line as {@link invalidArgumentsText} lists them, or undefined where they match.
+ */
+export type OwnArgumentCheck = (args: unknown) => readonly string[] | undefined | Promise<readonly string[] | undefined>;
+
+/**
  * Marks a tool whose arguments are checked by its own code (a zod schema, say), so the loop does
  * not check them against its JSON Schema a second time; returns the same tool.
  *
- * The mark is a registered symbol, not enumerable, so it never reaches a request body and two
- * copies of the package read it alike. A frozen tool is copied, its own properties kept, and the
- * copy marked; anything that is not an object comes back as it is.
+ * With `check`, the loop asks it in place of the JSON Schema check, before the call runs, and a
+ * call it finds issues with is told and counted like any other (an `invalid-arguments` event) and
+ * answered with the issues. The mark is a registered symbol, not enumerable, so it never reaches
+ * a request body and two copies of the package read it alike. A frozen tool is copied, its own
+ * properties kept, and the copy marked; anything that is not an object comes back as it is.
  *
  * @param tool - The tool definition to mark.
+ * @param check - The tool's own check of a call's arguments; absent leaves them to the tool.
  */
-export function markArgumentsChecked<T extends ToolDefinition>(tool: T): T {
+export function markArgumentsChecked<T extends ToolDefinition>(tool: T, check?: OwnArgumentCheck | undefined): T {
   if (!tool || typeof tool !== "object") return tool;
   const target: T = Object.isExtensible(tool) ? tool : Object.create(Object.getPrototypeOf(tool), Object.getOwnPropertyDescriptors(tool));
-  Object.defineProperty(target, ARGUMENTS_CHECKED, { value: true, enumerable: false });
+  Object.defineProperty(target, ARGUMENTS_CHECKED, { value: typeof check === "function" ? check : true, enumerable: false });
   return target;
 }
 
 /** Tells whether a tool was marked by {@link markArgumentsChecked}, so its arguments are left to its own code. */
 export function argumentsChecked(tool: ToolDefinition | undefined): boolean {
   try {
-    return tool !== undefined && tool !== null && (tool as { [ARGUMENTS_CHECKED]?: unknown })[ARGUMENTS_CHECKED] === true;
+    const mark = tool !== undefined && tool !== null ? (tool as { [ARGUMENTS_CHECKED]?: unknown })[ARGUMENTS_CHECKED] : undefined;
+    return mark === true || typeof mark === "function";
   } catch {
     return false;
+  }
+}
+
+/** The check a tool marked by {@link markArgumentsChecked} brought with it, if any. @internal */
+export function ownArgumentCheck(tool: ToolDefinition | undefined): OwnArgumentCheck | undefined {
+  try {
+    const mark = tool !== undefined && tool !== null ? (tool as { [ARGUMENTS_CHECKED]?: unknown })[ARGUMENTS_CHECKED] : undefined;
+    return typeof mark === "function" ? (mark as OwnArgumentCheck) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -12,9 +12,9 @@ export interface AsyncQueueHooks<T> {
   /** Something to hand out in place of `next`, which stays first in line (a gap notice); undefined for none. */
   readonly interpose?: (next: T) => T | undefined;
   /** Told of each item as it is taken off the queue and handed out. */
-  readonly taken?: (item: T) => void;
+  readonly taken?: ((item: T) => void) | undefined;
   /** Told once, when the queue finishes, before the waiting reads are answered. */
-  readonly finished?: () => void;
+  readonly finished?: (() => void) | undefined;
 }
 
 /** How far the read position may run before the array is cut back to what is unread. */

@@ -36,19 +36,19 @@ export interface PlanOptions extends TokenOptions {
   /** The context window, in tokens. A plan needs a number above zero. */
   limit: number;
   /** The prompt tokens of the last request; absent, the messages are estimated. */
-  used?: number;
+  used?: number | undefined;
   /** The share of the window the whole request should come down to, above 0 and at most 1; absent, the fold keeps as much as `keepRatio` allows. */
-  target?: number;
+  target?: number | undefined;
   /** The most of the window the kept tail may fill. @default 0.35 */
-  keepRatio?: number;
+  keepRatio?: number | undefined;
   /** The ceiling the summary is reckoned at in `after`, and, with a target, in choosing the cut. @default 1024 */
-  summaryTokens?: number;
+  summaryTokens?: number | undefined;
   /** Where the last fold ended: the first index not yet folded. Absent, the leading system messages are skipped. */
-  from?: number;
+  from?: number | undefined;
   /** The summary of the last fold, when it is kept apart from the messages. Absent, one is read from a leading message that starts with SUMMARY_LEAD. */
-  previous?: string;
+  previous?: string | undefined;
   /** Tokens per message; `estimateFrom(ledger, messages)` measures them. @default messageTokens with charsPerToken */
-  estimate?: MessageEstimate;
+  estimate?: MessageEstimate | undefined;
 }
 
 /** Where to fold a transcript, and what that is expected to leave. */
@@ -60,7 +60,7 @@ export interface CompactionPlan {
   /** Where the summary message sits in the folded request: after the leading system messages. */
   at: number;
   /** The earlier summary this fold continues, if any. */
-  previous?: string;
+  previous?: string | undefined;
   /** The prompt tokens the plan started from: `used`, or the estimate. */
   used: number;
   /** The window the plan was made for. */
@@ -72,7 +72,7 @@ export interface CompactionPlan {
   /** Estimated prompt tokens after the fold, the summary reckoned at its ceiling. */
   after: number;
   /** With a target: how many tokens `after` stays above it (zero when reached). */
-  shortfall?: number;
+  shortfall?: number | undefined;
 }
 
 /** Tells whether a message is a system or developer message. */

@@ -66,9 +66,9 @@ export class CompactionMismatch extends AgentCoreError {
 /** Options for {@link pruneToolResults}. */
 export interface PruneOptions {
   /** How many of the latest tool results are left whole. @default 5 */
-  keepLast?: number;
+  keepLast?: number | undefined;
   /** A result this long or shorter is left whole, since a stub would save nothing. @default 256 */
-  maxChars?: number;
+  maxChars?: number | undefined;
 }
 
 const STUB_PATTERN = /^\[result cleared, [\d,]+ chars\]$/;
@@ -130,11 +130,11 @@ export interface CompactionHooks {
   /** The hook runner; it is asked to run `beforeCompact`. */
   run: HookRunner;
   /** Fields merged into the payload each hook is handed (a session id, the prompt …). */
-  context?: Record<string, unknown>;
+  context?: Record<string, unknown> | undefined;
   /** Hears each note: a hook's own, a failure, a veto and what came of it. */
-  onNote?: (note: string) => void;
+  onNote?: ((note: string) => void) | undefined;
   /** Run the hooks before the summary and skip the fold when one vetoes it. @default false */
-  honourVeto?: boolean;
+  honourVeto?: boolean | undefined;
 }
 
 /** What the `beforeCompact` hooks are handed, beside the hooks' own context fields. */
@@ -148,7 +148,7 @@ export interface BeforeCompactPayload {
   /** Estimated tokens leaving the request. */
   tokens: number;
   /** The earlier summary being continued, if any. */
-  previous?: string;
+  previous?: string | undefined;
   /** Whether the compaction goes ahead whatever a hook says. */
   forced: boolean;
 }
@@ -156,11 +156,11 @@ export interface BeforeCompactPayload {
 /** Options for {@link runCompaction} and {@link compactTranscript}. */
 export interface CompactionOptions {
   /** Hooks told what is being folded, and able to veto it where `honourVeto` is set. */
-  hooks?: CompactionHooks;
+  hooks?: CompactionHooks | undefined;
   /** Go ahead whatever a hook says, because the last request was already refused as too big. @default false */
-  forced?: boolean;
+  forced?: boolean | undefined;
   /** Passed to the summariser; an abort is passed on as the summariser throws it. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** A fold, as data to store beside an append-only transcript. */

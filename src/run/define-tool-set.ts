@@ -35,9 +35,9 @@ export type ToolsetEntry = DefinedTool<any> | Toolset; // eslint-disable-line @t
 /** Options for {@link toolset}. */
 export interface ToolsetOptions {
   /** The catalogue's name for the defined tools, as the model reads it above them. @default "tools" */
-  name?: string;
+  name?: string | undefined;
   /** A short label said beside that name. */
-  label?: string;
+  label?: string | undefined;
 }
 
 /** Options for a {@link ToolNotFound}. */

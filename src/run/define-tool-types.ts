@@ -32,7 +32,7 @@ export interface ToolSpec<P extends ToolParameters> {
   /** The name the model calls it by: letters, digits, `_` and `-`, at most 64. */
   name: string;
   /** What the tool does, as the model reads it; the first line is the catalogue's one line. */
-  description?: string;
+  description?: string | undefined;
   /** The arguments it takes: a zod 4 object schema (checked before each call) or a JSON Schema object (not checked). */
   parameters: P;
   /** Runs one call. */

@@ -7,7 +7,10 @@
  * A zod schema is converted to the JSON Schema a request declares and is also what a call's
  * arguments are checked against before the function runs; arguments that do not match are
  * answered to the model with zod's issues, as the tool's failed result, and the function is not
- * called. A JSON Schema is declared as written and its arguments reach the function unchecked.
+ * called. A JSON Schema is declared as written and its arguments reach the function unchecked by
+ * it. Inside runAgentLoop both kinds go through the loop's one argument check before the call
+ * runs (zod's for a zod tool, the JSON Schema's otherwise): a mismatch is told as an
+ * `invalid-arguments` event and counted in `metrics.invalidArguments` either way.
  */
 
 import { safeParseAsync, toJSONSchema } from "zod/v4/core";
@@ -15,7 +18,7 @@ import type { JsonSchema, ToolDefinition } from "../shapes/config.js";
 import type { ToolCallRequest } from "../text/tool-calls.js";
 import { isPlainRecord } from "../text/guards.js";
 import { isZodSchema } from "../turn/side-task-json.js";
-import { markArgumentsChecked } from "./argument-validation.js";
+import { invalidArgumentsText, markArgumentsChecked, MAX_ARGUMENT_ISSUES } from "./argument-validation.js";
 import { TOOL_NAME_PATTERN, type DefinedTool, type ToolArguments, type ToolParameters, type ToolSpec } from "./define-tool-types.js";
 
 export { toolset, ToolNotFound } from "./define-tool-set.js";
@@ -71,14 +74,16 @@ function issuePath(path: readonly PropertyKey[]): string {
   return path.map((key, index) => (typeof key === "number" ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join("");
 }
 
+/** Zod's issues as lines, at most {@link MAX_ARGUMENT_ISSUES} and a count of the rest, as the loop's JSON Schema check lists them. */
+function issueLines(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string[] {
+  const lines = issues.slice(0, MAX_ARGUMENT_ISSUES).map((issue) => `${issuePath(issue.path)}: ${issue.message}`);
+  if (issues.length > MAX_ARGUMENT_ISSUES) lines.push(`and ${issues.length - MAX_ARGUMENT_ISSUES} more`);
+  return lines;
+}
+
 /** The failed result a call whose arguments do not match a zod schema is answered with. */
 function mismatch(name: string, issues: readonly { path: readonly PropertyKey[]; message: string }[]): { content: string; isError: true } {
-  const lines = issues.slice(0, 20).map((issue) => `- ${issuePath(issue.path)}: ${issue.message}`);
-  if (issues.length > 20) lines.push(`- and ${issues.length - 20} more`);
-  return {
-    content: `The arguments for ${name} do not match its parameters, so it was not run:\n${lines.join("\n")}\nCall it again with arguments that match its parameters.`,
-    isError: true,
-  };
+  return { content: invalidArgumentsText(name, issueLines(issues)), isError: true };
 }
 
 /**
@@ -88,7 +93,7 @@ function mismatch(name: string, issues: readonly { path: readonly PropertyKey[];
  * input-side JSON Schema and checked before every call: the function is handed the schema's
  * parsed output (defaults and transforms applied), and arguments that do not match are answered
  * to the model as the tool's failed result, naming each issue, without calling the function. A
- * JSON Schema is declared as written and not checked. Throws a TypeError, naming the field, for a
+ * JSON Schema is declared as written and not checked here (runAgentLoop checks it). Throws a TypeError, naming the field, for a
  * name an OpenAI-compatible server would refuse ({@link TOOL_NAME_PATTERN}), parameters that are
  * neither (a zod 3 schema included) or do not describe an object, and an `execute` that is not a
  * function.
@@ -121,9 +126,15 @@ export function defineTool<P extends ToolParameters>(spec: ToolSpec<P>): Defined
   const fn: ToolDefinition["function"] = { name, parameters: schema as JsonSchema };
   if (description) fn.description = description;
   const zod = isZodSchema(parameters) ? parameters : undefined;
-  // A zod tool checks its own arguments in run(), so the loop's JSON Schema check leaves it alone.
+  // A zod tool's arguments are checked against zod, not the JSON Schema made from it: by the loop,
+  // which tells and counts a mismatch like any other, and again in run() for a dispatch of its own.
   const plain: ToolDefinition = { type: "function", function: fn };
-  const definition = zod ? markArgumentsChecked(plain) : plain;
+  const definition = zod
+    ? markArgumentsChecked(plain, async (args) => {
+        const parsed = await safeParseAsync(zod, args);
+        return parsed.success ? undefined : issueLines(parsed.error.issues);
+      })
+    : plain;
   return Object.freeze({
     name,
     definition,

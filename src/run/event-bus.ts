@@ -30,9 +30,9 @@ export interface Stream {
   /** When the last event was emitted. */
   touched: number;
   /** When the run ended (`done` or `endRun`); absent while it runs. */
-  endedAt?: number;
+  endedAt?: number | undefined;
   /** Whether a process warning has said that this ended run drops what is emitted for it. */
-  dropWarned?: boolean;
+  dropWarned?: boolean | undefined;
 }
 
 /** The bus of one runtime: its runs, its settings and the sweep's timer. */
@@ -186,7 +186,7 @@ export class RunWatcher extends RunReader {
     this.stream = stream;
     const kept = stream.events;
     const from = kept.findIndex((event) => event.seq > this.after);
-    if (from >= 0) for (let index = from; index < kept.length; index++) this.queue.enqueue(kept[index] as RunEvent);
+    if (from >= 0) for (const event of kept.slice(from)) this.queue.enqueue(event);
     const first = this.queue.peek();
     const expected = Math.max(this.after, 0) + 1;
     if (first !== undefined && first.seq > expected) this.dropped = first.seq - expected;

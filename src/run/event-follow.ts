@@ -86,8 +86,9 @@ class FollowedRun extends RunReader {
       lost += 1 + (this.gaps.get(event.seq) ?? 0);
       this.gaps.delete(event.seq);
     }
-    const first = this.queue.peek() as RunEvent;
-    this.gaps.set(first.seq, (this.gaps.get(first.seq) ?? 0) + lost);
+    // What went is told as a gap before the oldest event left (the cap is at least one, so one is).
+    const first = this.queue.peek();
+    if (first !== undefined) this.gaps.set(first.seq, (this.gaps.get(first.seq) ?? 0) + lost);
   }
 
   /** Ends the following: what is queued is still handed out. */

@@ -45,7 +45,7 @@ type TextEvent = (OutputEvent | ThinkingEvent) & EventStamp;
 /** Options for {@link watch} and {@link history}. */
 export interface ReplayOptions {
   /** Replay only events after this seq (a client resuming); absent or not a number replays everything kept. */
-  after?: number;
+  after?: number | undefined;
 }
 
 /** Whether an event continues a run that ended awaiting approval: its `resumed`, right after that `done`. */

@@ -21,15 +21,15 @@ export interface HookOutcome {
   /** Whether the hook ran and worked. */
   ok: boolean;
   /** Text for the model; only read on `sessionStart` and `beforeTurn`. */
-  context?: string;
+  context?: string | undefined;
   /** The most of `context` this hook may add, in estimated tokens, inside the shared budget. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Asks that what the event announces not happen; read by `consult` only, and never on a failed outcome. */
-  veto?: boolean;
+  veto?: boolean | undefined;
   /** A sentence from the hook for whoever is watching. */
-  note?: string;
+  note?: string | undefined;
   /** Why it failed. */
-  error?: string;
+  error?: string | undefined;
 }
 
 /**
@@ -51,7 +51,7 @@ export interface RunnerAnswer {
   outcomes: HookOutcome[];
   notes: string[];
   /** The one outcome standing for a runner that threw or answered with something else; already noted. */
-  failure?: HookOutcome;
+  failure?: HookOutcome | undefined;
 }
 
 /** Reads one item of a runner's answer as an outcome, or undefined where it is not an object. */

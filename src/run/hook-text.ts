@@ -11,7 +11,7 @@ import { contentText } from "../text/content-text.js";
 /** Options for {@link untrusted}. */
 export interface UntrustedOptions {
   /** Where the text came from — a URL, a sender, a tool's name — written as the block's `source` attribute. */
-  source?: string;
+  source?: string | undefined;
 }
 
 /** A code point as a fence reader would see it: compatibility-decomposed, marks and invisible format characters removed. */
@@ -161,7 +161,7 @@ export function turnMessages(
  * @param before - The array index the turn starts at; absent is the end, the index of a question not yet appended.
  * @param options - `offset` counts the turns a fold took out of `messages` (0 by default).
  */
-export function turnIndex(messages: readonly { role: string }[], before?: number, options: { offset?: number } = {}): number {
+export function turnIndex(messages: readonly { role: string }[], before?: number, options: { offset?: number | undefined } = {}): number {
   const offset = whole(options?.offset, 0);
   if (!Array.isArray(messages)) return offset;
   const end = Math.min(Math.max(0, whole(before, messages.length)), messages.length);

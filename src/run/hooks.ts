@@ -173,11 +173,11 @@ export function assembleContext(outcomes: readonly HookOutcome[], maxTokens?: nu
 /** Options for {@link gather}. */
 export interface GatherOptions {
   /** The shared budget for this request; absent, or not a number above zero, is the configured one. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Handed to the runner; when it aborts, gather resolves at once without the hooks that had not answered. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Hears each note as the context is assembled. */
-  onNote?: (note: string) => void;
+  onNote?: ((note: string) => void) | undefined;
 }
 
 /** What {@link gather} found. */
@@ -261,7 +261,7 @@ export function gather(
 /** Options for {@link notify} and {@link consult}. */
 export interface NotifyOptions {
   /** Hears each note: failures, and the hooks' own notes. */
-  onNote?: (note: string) => void;
+  onNote?: ((note: string) => void) | undefined;
 }
 
 const tell = (notes: readonly string[], onNote?: (note: string) => void) => {
@@ -298,7 +298,7 @@ export async function notify(run: HookRunner, event: HookEventName, payload: Rec
 /** What {@link consult} heard. */
 export interface Consulted {
   /** The first hook that worked and asked for the event not to happen; absent when none did. */
-  veto?: { hook: string; note?: string };
+  veto?: { hook: string; note?: string } | undefined;
   /** Every outcome. */
   outcomes: HookOutcome[];
   /** Sentences about failures, the veto and the hooks' own notes. */

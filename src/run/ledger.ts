@@ -24,17 +24,17 @@ export interface LedgerRequest {
   /** The messages sent, in order. */
   messages: readonly Message[];
   /** The tools declared; a change here is a change to the head of the prompt. */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
   /** A system prompt kept apart from the messages, where a host sends it that way. */
-  system?: string;
+  system?: string | undefined;
 }
 
 /** A request with what the endpoint reported for it. */
 export interface ReportedRequest extends LedgerRequest {
   /** The prompt tokens reported; absent, zero or not a number records nothing. */
-  prompt?: number;
+  prompt?: number | undefined;
   /** The prompt tokens reported as served from the cache, where reported. */
-  cached?: number;
+  cached?: number | undefined;
 }
 
 /**

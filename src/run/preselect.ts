@@ -72,12 +72,12 @@ export interface KeywordThresholds {
    * The lowest score the top tool must earn from its own words, in units of one word found in a single tool.
    * @default 1.4 (KEYWORD_MIN_SCORE); KEYWORD_MEMORY_MIN_SCORE with a memory that holds anything
    */
-  minScore?: number;
+  minScore?: number | undefined;
   /**
    * The most the best tool left out by the cap may score from its own words, as a share of the top tool's.
    * @default 0.3 (KEYWORD_DROPOFF); KEYWORD_MEMORY_DROPOFF with a memory that holds anything
    */
-  dropoff?: number;
+  dropoff?: number | undefined;
 }
 
 /** Options for {@link preselectByKeywords}. */
@@ -86,12 +86,12 @@ export interface KeywordOptions extends KeywordThresholds {
    * The most tools to return.
    * @default 12
    */
-  max?: number;
+  max?: number | undefined;
   /**
    * What the host's past runs used, by their words: read as a field of each tool's document.
    * @default none, the catalogue's words alone
    */
-  memory?: UsageMemory;
+  memory?: UsageMemory | undefined;
 }
 
 /** One shortlisted tool's keyword score. */
@@ -284,27 +284,27 @@ export interface PreselectOptions extends SideTaskOptions {
    * the model only otherwise; an object moves the confidence bar.
    * @default false
    */
-  keywords?: boolean | KeywordThresholds;
+  keywords?: boolean | KeywordThresholds | undefined;
   /**
    * The most tools to return.
    * @default 12
    */
-  max?: number;
+  max?: number | undefined;
   /**
    * The usage memory the keyword pass reads beside the catalogue's words.
    * @default none
    */
-  memory?: UsageMemory;
+  memory?: UsageMemory | undefined;
   /**
    * The reply ceiling in tokens; 0 sends none.
    * @default 256
    */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /**
    * The structured side task that asks the model, with askJson's arguments.
    * @default askJson, on the same runtime state
    */
-  ask?: PreselectAsk;
+  ask?: PreselectAsk | undefined;
 }
 
 function describe(error: unknown): string {

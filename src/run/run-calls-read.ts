@@ -22,13 +22,13 @@ export interface ReadCall {
   /** The request as dispatch would be handed it: repaired arguments, the model's own text as `raw`. */
   request: ToolCallRequest;
   /** Why the arguments could not be read, where they could not. */
-  error?: ToolArgumentsError;
+  error?: ToolArgumentsError | undefined;
 }
 
 /** Options for {@link readCalls}. */
 export interface ReadCallsOptions {
   /** The turn stopped at its token ceiling, so arguments that do not parse were cut off. @default false */
-  truncated?: boolean;
+  truncated?: boolean | undefined;
 }
 
 /** A value as text: a string as it is, nothing as "", anything else its String form. @internal */

@@ -59,39 +59,39 @@ export interface RunCallsOptions {
   /** Runs a call for the host. */
   dispatch: Dispatch;
   /** Stops the step: a call in flight is answered {@link STOPPED_DURING_CALL}, one not reached {@link STOPPED_BEFORE_CALL}. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Run the step's calls together rather than one after another. @default false */
-  parallel?: boolean;
+  parallel?: boolean | undefined;
   /**
    * Make an identical call (same name, same repaired arguments) once and hand its answer to the
    * repeat: `false` dispatches everything, a predicate is asked per call. @default true
    */
-  dedupe?: boolean | ((request: ToolCallRequest) => boolean);
+  dedupe?: (boolean | ((request: ToolCallRequest) => boolean)) | undefined;
   /** Decides how a readable call is answered; the default dispatches it as it is. */
-  route?: (read: ReadCall) => CallRoute | Promise<CallRoute>;
+  route?: ((read: ReadCall) => CallRoute | Promise<CallRoute>) | undefined;
   /**
    * Asked of each call route sends to dispatch, after it is told to onToolCall: run it, answer it
    * here, or hold it. A held call and every call after it are left open (their results still
    * land), unless the step stops, which answers a held call {@link STOPPED_BEFORE_CALL}. What it
    * throws answers the call as failed. Absent runs every call.
    */
-  check?: (request: ToolCallRequest) => CallCheck | Promise<CallCheck>;
+  check?: ((request: ToolCallRequest) => CallCheck | Promise<CallCheck>) | undefined;
   /** Tell onToolCall and the events of each call; off for calls already told of. @default true */
-  announce?: boolean;
+  announce?: boolean | undefined;
   /** Told of every call, as dispatch would be handed it (empty args where unreadable); not awaited. */
-  onToolCall?: (request: ToolCallRequest) => unknown;
+  onToolCall?: ((request: ToolCallRequest) => unknown) | undefined;
   /** Told of every result, with the whole text the model reads; not awaited. */
-  onToolResult?: (result: ToolCallResult) => unknown;
+  onToolResult?: ((result: ToolCallResult) => unknown) | undefined;
   /** Hears each tool message in transcript order, awaited; what it throws stops the step. */
-  onMessage?: (message: ToolMessage) => unknown;
+  onMessage?: ((message: ToolMessage) => unknown) | undefined;
   /** Hears tool-call and tool-result events, text cut by {@link preview}. */
-  onEvent?: (event: RunEventInput) => unknown;
+  onEvent?: ((event: RunEventInput) => unknown) | undefined;
   /** The longest result the model is handed; longer text is cut with a note. @default 100000 */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** The longest preview in an event. @default 500 */
-  previewChars?: number;
+  previewChars?: number | undefined;
   /** The clock a call's duration is measured on. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** What a step's calls came to. */
@@ -105,14 +105,14 @@ export interface CallsRun {
   /** The tools that were dispatched (not answered here, not repeats), in order. */
   used: string[];
   /** What stopped the step, where something did: the signal's reason, or what onMessage threw. */
-  failure?: { error: unknown };
+  failure?: { error: unknown } | undefined;
 }
 
 interface Answer {
   ok: boolean;
   content: string;
-  durationMs?: number;
-  threw?: boolean;
+  durationMs?: number | undefined;
+  threw?: boolean | undefined;
 }
 
 /** A call the check held: neither dispatched nor answered. */

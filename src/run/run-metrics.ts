@@ -10,13 +10,13 @@ import type { CacheBreakReason, RunEvent, RunOutcome, TurnMetrics } from "../sha
 /** Options for {@link runMetrics}. */
 export interface RunMetricsOptions {
   /** The model's window in tokens, to weigh the largest prompt against. */
-  contextLength?: number;
+  contextLength?: number | undefined;
   /**
    * When the run started, in the events' epoch milliseconds: `durationMs` counts from it rather
    * than from the first event, which a run emits only once its first turn is answered.
    * @default the first event's `at`
    */
-  startedAt?: number;
+  startedAt?: number | undefined;
 }
 
 /**
@@ -66,40 +66,40 @@ export interface RunMetrics {
   /** How the run ended: its `done` event's outcome, or, where `done` gave none, `failed` after an error event and `answered` otherwise; `unfinished` with no `done`. */
   outcome: RunOutcome | "unfinished";
   /** Reasoning tokens, summed over the turns that reported them. */
-  reasoningTokens?: number;
+  reasoningTokens?: number | undefined;
   /** Cached over prompt tokens, over the turns that reported a cache count. */
-  cacheHitRatio?: number;
+  cacheHitRatio?: number | undefined;
   /** Milliseconds spent evaluating prompts, from the turns' timings. */
-  prefillMs?: number;
+  prefillMs?: number | undefined;
   /** Milliseconds spent generating, from the turns' timings. */
-  decodeMs?: number;
+  decodeMs?: number | undefined;
   /** Prompt tokens evaluated per second, over the turns whose timings gave both count and time. */
-  prefillTokensPerSecond?: number;
+  prefillTokensPerSecond?: number | undefined;
   /** Tokens generated per second, over the turns whose timings gave both count and time. */
-  decodeTokensPerSecond?: number;
+  decodeTokensPerSecond?: number | undefined;
   /** Milliseconds the tools took, summed over the results that said. */
-  toolMs?: number;
+  toolMs?: number | undefined;
   /** The turn that took longest: its position among the run's turns (from 0) and its duration. */
-  slowestTurn?: { index: number; durationMs: number };
+  slowestTurn?: { index: number; durationMs: number } | undefined;
   /** Mean milliseconds to the first token, over the turns that measured it. */
-  meanFirstTokenMs?: number;
+  meanFirstTokenMs?: number | undefined;
   /** Accepted over proposed draft tokens, over the turns that used speculative decoding. */
-  draftAcceptance?: number;
+  draftAcceptance?: number | undefined;
   /** The largest prompt any turn reported, in tokens. */
-  largestPrompt?: number;
+  largestPrompt?: number | undefined;
   /** `largestPrompt` over the `contextLength` given. */
-  largestPromptShare?: number;
+  largestPromptShare?: number | undefined;
   /** Milliseconds from the run's start (`startedAt`, else the first event) to the last event. */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /**
    * Tools loaded by `load_tools`, in ondemand and proxy modes alike; filled in by the loop, which
    * alone sees them. A proxied run's result has `loaded: []` even so: its loads live in its history.
    */
-  toolsLoaded?: number;
+  toolsLoaded?: number | undefined;
   /** Loads of a tool that was already loaded; filled in by the loop. */
-  redundantLoads?: number;
+  redundantLoads?: number | undefined;
   /** Names asked for that no tool has; filled in by the loop. */
-  unknownToolNames?: string[];
+  unknownToolNames?: string[] | undefined;
 }
 
 const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
@@ -167,8 +167,11 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
   let sawTotals = false;
   const turnSums = { prompt: new Sum(), completion: new Sum(), total: new Sum(), cached: new Sum() };
 
-  for (const event of Array.isArray(events) ? events : []) {
-    if (!isObject(event)) continue;
+  const list: readonly RunEvent[] = Array.isArray(events) ? events : [];
+  for (const event of list) {
+    // Typed as the union, so the switch below is checked for every kind; read defensively, since
+    // a log from storage may hold anything.
+    if (event === null || typeof event !== "object") continue;
     if (isNumber(event.at)) {
       first = first === undefined ? event.at : Math.min(first, event.at);
       last = last === undefined ? event.at : Math.max(last, event.at);
@@ -265,7 +268,14 @@ export function runMetrics(events: readonly RunEvent[], options: RunMetricsOptio
       case "done":
         done = typeof event.outcome === "string" ? (event.outcome as RunOutcome) : "";
         break;
+      case "output":
+      case "thinking":
+        // Streamed text is not counted: the usage event after it carries the turn's tokens.
+        break;
       default:
+        // Every kind is decided above; a new kind fails to compile here until it is. A malformed
+        // event with no known kind lands here at run time and is skipped.
+        event satisfies never;
         break;
     }
   }

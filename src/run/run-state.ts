@@ -93,7 +93,7 @@ export interface RunState {
   /** The prompt the run's last request reported, as beforeStep's budget carries it; absent where it reported none. */
   budget: { used?: number };
   /** Digests of the last requests, for the cache verdict and the ledger; absent before the first usable report. */
-  cache?: { sent?: SentRequestPrint; recorded?: LedgerRequestPrint };
+  cache?: { sent?: SentRequestPrint; recorded?: LedgerRequestPrint } | undefined;
   /** Whether the run already said that it cannot fold without a compaction task. */
   compactionWarned: boolean;
 }

@@ -37,7 +37,7 @@ export interface DefinitionLine {
   /** The tool's name. */
   name: string;
   /** What the tool does; absent where the tool declares nothing. */
-  description?: string;
+  description?: string | undefined;
   /** The tool's parameters schema; always an object on the line. */
   parameters: Record<string, unknown>;
 }

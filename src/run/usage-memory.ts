@@ -36,7 +36,7 @@ export interface UsageMemoryOptions {
    * The most requests to keep; recording one more forgets the oldest.
    * @default 5000
    */
-  maxRequests?: number;
+  maxRequests?: number | undefined;
 }
 
 /** One remembered request: its terms and the tools it used. */

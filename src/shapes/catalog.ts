@@ -8,7 +8,7 @@ export interface CatalogTool {
   /** The tool's name, as a request would declare it. */
   name: string;
   /** One line saying what the tool does. */
-  description?: string;
+  description?: string | undefined;
 }
 
 /** A connected tool server as the catalogue sees it: a name, a label, and its tools by name. */
@@ -16,7 +16,7 @@ export interface CatalogServer {
   /** The server's name (an MCP server's configured name). */
   name: string;
   /** A short human label for the server, read by keyword preselection beside the tool's own words. */
-  label?: string;
+  label?: string | undefined;
   /** The server's tools, name and one line each. */
   tools: CatalogTool[];
 }

@@ -34,23 +34,23 @@ export interface TurnMetrics extends TurnUsage {
   /** The estimated size of the declared tool block, in tokens. */
   toolSchemaTokens: number;
   /** The prompt a warm cache should have held: the previous prompt plus its reply. From the second request on. */
-  cacheExpected?: number;
+  cacheExpected?: number | undefined;
   /**
    * Whether the cache hit fell short of 90% of the previous prompt; only where a cache count was
    * reported and the run has seen the cache hold something, so a server without a prefix cache
    * (always 0 cached) shows no break.
    */
-  cacheBroken?: boolean;
+  cacheBroken?: boolean | undefined;
   /** Why the cache broke, where it did. */
-  cacheBreakReason?: CacheBreakReason;
+  cacheBreakReason?: CacheBreakReason | undefined;
   /** The request's prompt cut into system, tools, history and tool results. */
-  context?: ContextBreakdown;
+  context?: ContextBreakdown | undefined;
   /** llama.cpp's timings for the turn, where the server sent them. */
-  timings?: TurnTimings;
+  timings?: TurnTimings | undefined;
   /** Milliseconds from the request to the first chunk that carried something. */
-  firstTokenMs?: number;
+  firstTokenMs?: number | undefined;
   /** Milliseconds from the request to the end of the turn. */
-  durationMs?: number;
+  durationMs?: number | undefined;
 }
 
 /** The run's token counts so far, summed over its turns. */
@@ -99,7 +99,7 @@ export interface ToolResultEvent {
   ok: boolean;
   content: string;
   /** How long the tool took, in milliseconds, where it was timed. */
-  durationMs?: number;
+  durationMs?: number | undefined;
 }
 
 /**
@@ -139,7 +139,7 @@ export interface ApprovalDecidedEvent {
   /** Who decided: the approve policy as the step ran, or a person's decision passed to resumeAgentLoop. */
   by: "policy" | "person";
   /** The reason a denial gave, which the model reads. */
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /** A paused run was taken up again: the first event of the run resumeAgentLoop continues it with. */
@@ -156,7 +156,7 @@ export interface UsageEvent {
   kind: "usage";
   totals: RunTotals;
   turn: TurnMetrics;
-  ledger?: readonly LedgerEntry[];
+  ledger?: readonly LedgerEntry[] | undefined;
 }
 
 /**
@@ -167,13 +167,13 @@ export interface NoticeEvent {
   kind: "notice";
   text: string;
   /** How many events went missing just before the next one this watcher reads. */
-  dropped?: number;
+  dropped?: number | undefined;
   /**
    * The bus dropped the run before it ended, to stay within `maxRuns`: nothing more of it comes
    * to this watcher, which ends after this notice. Its `seq` is the one the run's next event
    * would have had, so no real event handed to the watcher carries it.
    */
-  runDropped?: true;
+  runDropped?: true | undefined;
 }
 
 /**
@@ -189,7 +189,7 @@ export interface RunErrorEvent {
 /** The run ended: the last event a run has, with how it ended. */
 export interface DoneEvent {
   kind: "done";
-  outcome?: RunOutcome;
+  outcome?: RunOutcome | undefined;
 }
 
 /**
@@ -215,6 +215,25 @@ export type RunEventInput =
 
 /** The `kind` of a run event. */
 export type RunEventKind = RunEventInput["kind"];
+
+/** Every kind, keyed by kind: a kind added to the union fails to compile until it is listed here. */
+const EVENT_KINDS: { readonly [Kind in RunEventKind]: true } = {
+  output: true,
+  thinking: true,
+  "tool-call": true,
+  "tool-result": true,
+  "invalid-arguments": true,
+  "approval-requested": true,
+  "approval-decided": true,
+  resumed: true,
+  usage: true,
+  notice: true,
+  error: true,
+  done: true,
+};
+
+/** Every run event kind, each once, in the order docs/events.md lists them. @internal */
+export const RUN_EVENT_KINDS: readonly RunEventKind[] = Object.freeze(Object.keys(EVENT_KINDS) as RunEventKind[]);
 
 /** What the bus adds to an event: its per-run `seq` and the time it was emitted. */
 export interface EventStamp {

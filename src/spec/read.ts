@@ -31,12 +31,12 @@ export interface ReadOptions {
    * document with a hundred thousand faults costs no sentences.
    * @default true
    */
-  warnings?: boolean;
+  warnings?: boolean | undefined;
 }
 
 /** What {@link readDocument} found: the normalised document (absent only when it is not an object). */
 export interface ReadResult {
-  document?: JsonObject;
+  document?: JsonObject | undefined;
   errors: string[];
   warnings: string[];
 }

@@ -312,18 +312,18 @@ function commandSign(command: string): SecretSign | undefined {
 interface ScanFrame {
   value: unknown;
   /** The frame of the container this value sits in; none for the document itself. */
-  up?: ScanFrame;
+  up?: ScanFrame | undefined;
   /** The key or index this value sits under in that container. */
-  segment?: string | number;
+  segment?: string | number | undefined;
   server: string;
   /** The key this value sits under in its parent object, if any. */
-  key?: string;
+  key?: string | undefined;
   /** The key of the object holding this value (`env` for an env var's value), if any. */
   parent?: string | undefined;
   /** Depth below the document, to tell which frame is a bundled server. */
   depth: number;
   /** Whether this value is a bundled server's container (`bundle.mcpServers`). */
-  inServers?: boolean;
+  inServers?: boolean | undefined;
 }
 
 /**

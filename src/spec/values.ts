@@ -169,7 +169,7 @@ export interface CopyOptions {
   /** Receives a warning per thing dropped. */
   warn: WarningSink;
   /** The deepest nesting kept; deeper containers are dropped. */
-  maxDepth?: number;
+  maxDepth?: number | undefined;
 }
 
 interface CopyFrame {

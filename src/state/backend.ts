@@ -62,7 +62,7 @@ export interface RuntimeBackend {
    * The key salt the replicas on this backend fingerprint API keys with, which a runtime created
    * on it takes unless given its own `keySalt`; absent where the backend leaves each runtime its own.
    */
-  readonly keySalt?: string;
+  readonly keySalt?: string | undefined;
   /** Stores latches this replica learned and tells the other replicas of them. */
   publishLatches(latches: SharedLatches): void;
   /** Every latch the backend holds, as a starting replica loads them. */

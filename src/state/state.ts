@@ -19,18 +19,18 @@ export interface Slot<T> {
   /** Builds the slot's initial value the first time a state is asked for it. */
   readonly create: () => T;
   /** Releases what the value holds (timers, sockets) before it is dropped. */
-  readonly dispose?: (value: T) => void;
+  readonly dispose?: ((value: T) => void) | undefined;
   /**
    * The value names the runtime rather than caching anything (its key-fingerprint secret), so
    * {@link clearState} keeps it: what the runtime exported before a reset still matches after.
    */
-  readonly kept?: boolean;
+  readonly kept?: boolean | undefined;
 }
 
 /** How a slot behaves beyond making and disposing its value. */
 export interface SlotOptions {
   /** Keep the value across {@link clearState}. @default false */
-  readonly kept?: boolean;
+  readonly kept?: boolean | undefined;
 }
 
 /** Every cache and latch of one runtime, keyed by slot. */
@@ -38,7 +38,7 @@ export interface RuntimeState {
   /** The slot values created so far in this state. */
   readonly values: Map<Slot<unknown>, unknown>;
   /** The shared backend this state writes through to; absent for a state kept in memory only. */
-  readonly link?: BackendLink;
+  readonly link?: BackendLink | undefined;
 }
 
 /** Defines a slot: the key a module uses to keep one cache in a runtime state. */

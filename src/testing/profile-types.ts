@@ -121,25 +121,25 @@ export const REFUSAL_KINDS: readonly RefusalKind[] = Object.freeze([
  */
 export interface RefusalDetail {
   /** The refused field's name (unknownField, unknownParameter, strict). */
-  field?: string;
+  field?: string | undefined;
   /** The refused value (reasoningEffort, temperature, temperatureValue, maxTokensValue). */
-  value?: string | number;
+  value?: string | number | undefined;
   /** The values the model takes instead (reasoningEffort; reasoningEffortWithTools, where `["none"]` words the newer refusal that offers it). */
-  supported?: string[];
+  supported?: string[] | undefined;
   /** The model's name as the request spelled it. */
-  model?: string;
+  model?: string | undefined;
   /** The prompt's size in tokens (contextOverflow, rateLimitTokens). */
-  promptTokens?: number;
+  promptTokens?: number | undefined;
   /** The reply ceiling the request carried (contextOverflow, maxTokensValue). */
-  completionTokens?: number;
+  completionTokens?: number | undefined;
   /** The served context window (contextOverflow). */
-  window?: number;
+  window?: number | undefined;
   /** The model's largest reply (maxTokensValue). */
-  ceiling?: number;
+  ceiling?: number | undefined;
   /** The per-minute token limit (rateLimitTokens, requestTooLarge). */
-  limit?: number;
+  limit?: number | undefined;
   /** The tool or schema name the refusal names (strict, invalidSchema, schemaGrammar). */
-  name?: string;
+  name?: string | undefined;
 }
 
 /** A family's real answer to one refusal: status, body and where the wording was found. */
@@ -151,7 +151,7 @@ export interface RefusalWording {
   /** Where the wording comes from: a file in the server's repository or an issue thread URL. */
   source: string;
   /** True where no real wording was found and the body is only shaped like the family's errors. */
-  invented?: boolean;
+  invented?: boolean | undefined;
 }
 
 /** How a family streams a turn. */
@@ -185,11 +185,11 @@ export interface StreamStyle {
    * tool-call id a turn does not name (llama.cpp: 32); absent, the id is the prefix and
    * `loopback`, and a tool call is `call_<index>`.
    */
-  randomIds?: number;
+  randomIds?: number | undefined;
   /** Whether each choice carries `logprobs: null` (llama.cpp's carries no such field). */
   logprobs: boolean;
   /** The `system_fingerprint` every chunk and completion carries, where the family sends one. */
-  fingerprint?: string;
+  fingerprint?: string | undefined;
   /** Whether a tool call's first delta (the one with its id and name) already carries the opening `{` of its arguments. */
   argumentsOpen: boolean;
   /**
@@ -212,7 +212,7 @@ export interface ErrorAnswer {
   /** Where the answer was recorded or read. */
   source: string;
   /** The refusal kind the answer is, recorded on the request where given. */
-  refusal?: RefusalKind;
+  refusal?: RefusalKind | undefined;
 }
 
 /** A server family: its listings, its 404, how it streams and how it refuses. */
@@ -233,7 +233,7 @@ export interface Profile {
    * The message fields the family reads an assistant turn's reasoning back from, where known;
    * the endpoint records what it read off each request as `replayed`.
    */
-  reasoningInput?: readonly ("reasoning_content" | "reasoning")[];
+  reasoningInput?: readonly ("reasoning_content" | "reasoning")[] | undefined;
   /** Checks the family makes on a chat body before a model reads it; undefined where it takes the body. */
   check?: (body: Record<string, unknown>) => ErrorAnswer | undefined;
   /** What a server started with a key answers a request without it, or with another one. */

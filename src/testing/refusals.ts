@@ -15,90 +15,90 @@ import { shapeRefusal } from "./refusals-shape.js";
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
   /** Refuse any `stream_options` field. */
-  streamOptions?: boolean;
+  streamOptions?: boolean | undefined;
   /** Refuse `strict: true` on a tool's function or on a json_schema response format. */
-  strict?: boolean;
+  strict?: boolean | undefined;
   /** Refuse a non-empty `tools` array. */
-  tools?: boolean;
+  tools?: boolean | undefined;
   /**
    * Refuse `reasoning_effort`: `true` refuses the parameter itself (a model that takes no effort),
    * a list refuses those values and names the rest of `supportedEfforts` as what the model takes.
    */
-  reasoningEffort?: boolean | string[];
+  reasoningEffort?: boolean | string[] | undefined;
   /**
    * The efforts named as supported in a value refusal; an empty list words the refusal without
    * naming any. @default ["minimal", "low", "medium", "high"] less the refused ones
    */
-  supportedEfforts?: string[];
+  supportedEfforts?: string[] | undefined;
   /** Refuse `max_tokens` in favour of `max_completion_tokens`. */
-  maxTokens?: boolean;
+  maxTokens?: boolean | undefined;
   /** Refuse any `temperature` but the default of 1. */
-  temperature?: boolean;
+  temperature?: boolean | undefined;
   /** Refuse these top-level fields as unknown. */
-  fields?: string[];
+  fields?: string[] | undefined;
   /** Which wording an unknown field is refused in. @default "unrecognized" */
-  fieldWording?: "unrecognized" | "unknown";
+  fieldWording?: "unrecognized" | "unknown" | undefined;
   /** Refuse a `response_format` of type json_schema. */
-  responseFormat?: boolean;
+  responseFormat?: boolean | undefined;
   /**
    * Refuse a schema the grammar converter cannot build: `true` refuses any schema using one of
    * `not`, `if`, `then`, `else`, `dependentSchemas`, `unevaluatedProperties`; a list names the keywords.
    */
-  schemaGrammar?: boolean | string[];
+  schemaGrammar?: boolean | string[] | undefined;
   /** Refuse every json_schema response format as an invalid schema (not something to negotiate away). */
-  invalidSchema?: boolean;
+  invalidSchema?: boolean | undefined;
   /** Refuse a reply ceiling (`max_tokens` or `max_completion_tokens`) above this value. */
-  maxOutputTokens?: number;
+  maxOutputTokens?: number | undefined;
   /** Refuse a temperature above this value. */
-  temperatureMax?: number;
+  temperatureMax?: number | undefined;
   /**
    * Refuse `reasoning_effort` beside a non-empty `tools`: `true` refuses any effort but "none"
    * and leaves a request without one alone (gpt-5.4's wording); `"unless-none"` refuses every
    * tool-carrying request whose effort is not "none", one without an effort included, since the
    * model reasons by default (gpt-5.6's wording, which offers "none").
    */
-  reasoningEffortWithTools?: boolean | "unless-none";
+  reasoningEffortWithTools?: boolean | "unless-none" | undefined;
   /** Refuse these top-level fields in a request that declares no tools (OpenAI's `parallel_tool_calls`). */
-  withoutTools?: string[];
+  withoutTools?: string[] | undefined;
   /** Refuse a trailing assistant message (a prefill). */
-  prefill?: boolean;
+  prefill?: boolean | undefined;
   /**
    * Refuse a prompt larger than the endpoint's window. OpenAI, vLLM and OpenRouter weigh the
    * prompt plus the reply ceiling; llama.cpp refuses a prompt that fills the window; Ollama never
    * refuses (it truncates), so the rule does nothing there.
    */
-  contextOverflow?: boolean;
+  contextOverflow?: boolean | undefined;
   /** Send the overflow as an error event inside a 200 stream when the request streams. */
-  overflowInStream?: boolean;
+  overflowInStream?: boolean | undefined;
   /** Answer the 429 that borrows overflow's words when the prompt and ceiling pass this many tokens. */
-  tokensPerMinute?: number;
+  tokensPerMinute?: number | undefined;
   /** Answer a request over `tokensPerMinute` with Groq's 413 instead of OpenAI's 429. @default 429 */
-  tokensPerMinuteStatus?: 429 | 413;
+  tokensPerMinuteStatus?: 429 | 413 | undefined;
   /** Refuse these reasoning fields on an assistant message, in Groq's words. */
-  messageFields?: ("reasoning_content" | "reasoning")[];
+  messageFields?: ("reasoning_content" | "reasoning")[] | undefined;
   /** Refuse a tool-call message with both text and `reasoning_content`, as llama.cpp's gpt-oss template does. */
-  contentWithReasoning?: boolean;
+  contentWithReasoning?: boolean | undefined;
   /** While tools are declared, refuse any assistant message without `reasoning_content`, in DeepSeek V4's words. */
-  reasoningEveryTurn?: boolean;
+  reasoningEveryTurn?: boolean | undefined;
   /** Refuse a system message anywhere but first, as Qwen 3.5's chat template does. */
-  systemNotFirst?: boolean;
+  systemNotFirst?: boolean | undefined;
   /** Refuse an assistant message with tool calls but no `reasoning_content`, in Kimi K2's thinking-mode words. */
-  reasoningOnToolCalls?: boolean;
+  reasoningOnToolCalls?: boolean | undefined;
   /** Refuse a tool-call id (on a call or a tool message) that is not this many letters and digits, in Mistral's words (9). */
-  toolCallIdLength?: number;
+  toolCallIdLength?: number | undefined;
   /**
    * Refuse a replayed tool call that lacks this field (a dotted path, `extra_content.google.thought_signature`),
    * as Gemini 3 refuses a call without its thought signature.
    */
-  callField?: string;
+  callField?: string | undefined;
   /** Refuse these fields on any message or tool call, as a pydantic server refuses an extra input. */
-  messageFieldsForbidden?: string[];
+  messageFieldsForbidden?: string[] | undefined;
 }
 
 /** What a server refuses, and optionally what each model on it refuses on top. */
 export interface RefusalConfig extends RefusalRules {
   /** Per model name: these rules apply to requests for that model, merged over the server's. */
-  models?: Record<string, RefusalRules>;
+  models?: Record<string, RefusalRules> | undefined;
 }
 
 /** A refusal found in a request. */

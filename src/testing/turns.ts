@@ -15,54 +15,54 @@ export interface ToolCallSpec {
   /** The arguments: a string is sent as written (so it may be broken JSON), an object as JSON. */
   arguments: string | Record<string, unknown>;
   /** The call's id. @default "call_<index>", or the family's random id (llama.cpp: 32 letters and digits) */
-  id?: string;
+  id?: string | undefined;
 }
 
 /** An OpenAI usage object, or parts of one, merged over what the endpoint counted. */
 export interface UsageOverride {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  prompt_tokens_details?: Record<string, unknown>;
-  completion_tokens_details?: Record<string, unknown>;
+  prompt_tokens?: number | undefined;
+  completion_tokens?: number | undefined;
+  total_tokens?: number | undefined;
+  prompt_tokens_details?: Record<string, unknown> | undefined;
+  completion_tokens_details?: Record<string, unknown> | undefined;
   /** Shorthand for `prompt_tokens_details.cached_tokens`. */
-  cached_tokens?: number;
+  cached_tokens?: number | undefined;
   /** Shorthand for `completion_tokens_details.reasoning_tokens`. */
-  reasoning_tokens?: number;
+  reasoning_tokens?: number | undefined;
   [field: string]: unknown;
 }
 
 /** A turn to stream, described by what the model says rather than by chunks. */
 export interface TurnSpec {
   /** The answer text. */
-  content?: string;
+  content?: string | undefined;
   /** The scratchpad text, streamed in the family's reasoning field. */
-  reasoning?: string;
+  reasoning?: string | undefined;
   /** The field the scratchpad is streamed in. Defaults to the family's. */
-  reasoningField?: "reasoning_content" | "reasoning";
+  reasoningField?: "reasoning_content" | "reasoning" | undefined;
   /**
    * How the scratchpad travels: in the reasoning field, as content parts, or raw in the content
    * in one family's markup (see {@link ReasoningCarrier}). Defaults to the family's.
    */
-  reasoningAs?: ReasoningCarrier;
+  reasoningAs?: ReasoningCarrier | undefined;
   /**
    * Write the tool calls inside the reasoning as `<tool_call>` markup, with no `tool_calls` and
    * finish reason "stop", as a server does whose parser missed calls written in the thinking.
    * @default false
    */
-  callsInReasoning?: boolean;
+  callsInReasoning?: boolean | undefined;
   /** Tool calls, streamed by index after the content. */
-  toolCalls?: ToolCallSpec[];
+  toolCalls?: ToolCallSpec[] | undefined;
   /** The finish reason; null sends none. @default "tool_calls" with tool calls, else "stop" */
-  finishReason?: string | null;
+  finishReason?: string | null | undefined;
   /** Usage merged over the counted one, or false to send no usage at all. */
-  usage?: UsageOverride | false;
+  usage?: UsageOverride | false | undefined;
   /** llama.cpp timings merged over the computed ones, or false to send none. Only sent by families that send timings, unless given. */
-  timings?: Record<string, number> | false;
+  timings?: Record<string, number> | false | undefined;
   /** How many deltas each text (content, reasoning, each call's arguments) is split into. @default 3 */
-  pieces?: number;
+  pieces?: number | undefined;
   /** Whether to open with the content-free role chunk. Defaults to the family's habit. */
-  roleChunk?: boolean;
+  roleChunk?: boolean | undefined;
 }
 
 /** What the endpoint counted for the request a turn answers. */
@@ -78,6 +78,8 @@ export interface TurnContext {
   model: string;
   includeUsage: boolean;
   usage: UsageCounts;
+  /** The pause before each streamed chunk, where the stream is paced; the timings then say the time it takes. */
+  delayMs?: number | undefined;
 }
 
 const CREATED = 1_700_000_000;
@@ -153,8 +155,19 @@ export function buildUsage(profile: Profile, spec: TurnSpec, counts: UsageCounts
   return usage;
 }
 
-/** Builds llama.cpp's `timings` for a turn, or undefined where none are sent. */
-export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<string, unknown>): Record<string, number> | undefined {
+/**
+ * Builds llama.cpp's `timings` for a turn, or undefined where none are sent.
+ *
+ * Unpaced, the prompt takes 0.5 ms a token and the reply 20 ms a token. A paced stream (`paced`:
+ * its chunk count and the pause before each) reports the time it takes instead: the first pause
+ * as the prompt's, the rest as the reply's, so a run's decode time never passes its wall time.
+ */
+export function buildTimings(
+  profile: Profile,
+  spec: TurnSpec,
+  usage: Record<string, unknown>,
+  paced?: { chunks: number; delayMs: number },
+): Record<string, number> | undefined {
   if (spec.timings === false) return undefined;
   if (!profile.stream.timings && spec.timings === undefined) return undefined;
   const prompt = Number(usage.prompt_tokens ?? 0);
@@ -162,8 +175,9 @@ export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<str
   const cached = details?.cached_tokens ?? 0;
   const promptN = Math.max(0, prompt - cached);
   const predictedN = Number(usage.completion_tokens ?? 0);
-  const promptMs = promptN * 0.5;
-  const predictedMs = predictedN * 20;
+  const pacing = paced !== undefined && paced.delayMs > 0 && paced.chunks > 0 ? paced : undefined;
+  const promptMs = pacing ? pacing.delayMs : promptN * 0.5;
+  const predictedMs = pacing ? (pacing.chunks - 1) * pacing.delayMs : predictedN * 20;
   return {
     cache_n: cached,
     prompt_n: promptN,
@@ -173,7 +187,7 @@ export function buildTimings(profile: Profile, spec: TurnSpec, usage: Record<str
     predicted_n: predictedN,
     predicted_ms: predictedMs,
     predicted_per_token_ms: predictedN > 0 ? predictedMs / predictedN : 0,
-    predicted_per_second: predictedN > 0 ? (predictedN * 1000) / predictedMs : 0,
+    predicted_per_second: predictedN > 0 && predictedMs > 0 ? (predictedN * 1000) / predictedMs : 0,
     ...(spec.timings ?? {}),
   };
 }
@@ -249,7 +263,9 @@ export function buildTurnChunks(profile: Profile, spec: TurnSpec, context: TurnC
   const wanted = style.usageInStream === "always" || (style.usageInStream === "when-asked" && context.includeUsage);
   const sendUsage = spec.usage !== false && (wanted || spec.usage !== undefined);
   const usage = buildUsage(profile, spec, context.usage);
-  const timings = buildTimings(profile, spec, usage);
+  // The chunks a paced stream sends, timings' own chunk included where usage gets one of its own.
+  const sent = chunks.length + (sendUsage && !style.usageOnFinalChunk ? 1 : 0);
+  const timings = buildTimings(profile, spec, usage, context.delayMs ? { chunks: sent, delayMs: context.delayMs } : undefined);
   if (sendUsage) {
     if (style.usageOnFinalChunk) last.usage = usage;
     else chunks.push({ ...base, choices: [], usage });

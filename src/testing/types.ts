@@ -37,22 +37,22 @@ export interface StreamScript {
   /** The chunks, in order. */
   chunks: ChunkSpec[];
   /** Milliseconds to wait before each chunk. @default 0 */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /** Whether `data: [DONE]` ends the stream. @default true */
-  done?: boolean;
+  done?: boolean | undefined;
   /** The turn the chunks were built from; set by `turn()` so the server rebuilds it per profile and request. */
-  turn?: TurnSpec;
+  turn?: TurnSpec | undefined;
 }
 
 /** A reply that is not streamed: any JSON body with a status. */
 export interface JsonScript {
   kind: "json";
   /** The HTTP status. @default 200 */
-  status?: number;
+  status?: number | undefined;
   /** The body, sent as JSON (a string is sent as text). */
   body: unknown;
   /** Extra response headers. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** An error reply: a JSON object, or a raw string such as an HTML page. */
@@ -63,27 +63,27 @@ export interface ErrorScript {
   /** The body: an object is sent as JSON, a string as text (HTML where it starts with `<`). */
   body: unknown;
   /** Extra response headers, such as `retry-after`. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The refusal this error was built for, where `refusal()` built it. */
-  refusal?: RefusalKind;
+  refusal?: RefusalKind | undefined;
   /** Where the wording comes from, where `refusal()` built it. */
-  source?: string;
+  source?: string | undefined;
 }
 
 /** A reply that sends its headers (and these chunks), then says nothing until the server closes. */
 export interface StallScript {
   kind: "stall";
   /** Chunks sent before the silence. */
-  afterChunks?: ChunkSpec[];
+  afterChunks?: ChunkSpec[] | undefined;
   /** Say nothing at all, not even the headers. @default false */
-  beforeHeaders?: boolean;
+  beforeHeaders?: boolean | undefined;
 }
 
 /** A reply whose socket is destroyed after these chunks. */
 export interface DropScript {
   kind: "drop";
   /** Chunks sent before the socket is destroyed. */
-  afterChunks?: ChunkSpec[];
+  afterChunks?: ChunkSpec[] | undefined;
 }
 
 /**
@@ -116,65 +116,65 @@ export interface RecordedRequest {
   /** When the request arrived, from the `now` option. */
   at: number;
   /** The refusal the endpoint answered it with on its own, if any. */
-  refused?: RefusalKind;
+  refused?: RefusalKind | undefined;
   /** The prompt size the endpoint counted for a chat request, in the configured unit. */
-  promptTokens?: number;
+  promptTokens?: number | undefined;
   /** The cached prefix the endpoint reported, where `prefixCache` is on and the request was not refused. */
-  cachedTokens?: number;
+  cachedTokens?: number | undefined;
   /**
    * The reasoning the family read back off the request's assistant turns, in order, from the
    * fields it reads (vLLM: `reasoning` only); absent for a family whose input fields are not known.
    */
-  replayed?: string[];
+  replayed?: string[] | undefined;
 }
 
 /** Options for `startEndpoint`. */
 export interface EndpointOptions {
   /** The server family to imitate. @default "openai" */
-  profile?: ProfileName;
+  profile?: ProfileName | undefined;
   /** The `/v1/models` entries; each is merged over the profile's default entry for its id. @default [{ id: "loopback-model" }] */
-  models?: Array<{ id: string } & Record<string, unknown>>;
+  models?: Array<{ id: string } & Record<string, unknown>> | undefined;
   /** The served context window the listings and the overflow check use. @default 32768 */
-  contextWindow?: number;
+  contextWindow?: number | undefined;
   /** llama.cpp's `/props` body; null answers 404. Defaults to the profile's. */
-  props?: object | null;
+  props?: object | null | undefined;
   /** LM Studio's `/api/v0/models` body; null answers 404. Defaults to the profile's. */
-  lmstudioModels?: object | null;
+  lmstudioModels?: object | null | undefined;
   /** List llama.cpp models with `meta: null`, as a router does while the model loads. @default false */
-  listingWhileLoading?: boolean;
+  listingWhileLoading?: boolean | undefined;
   /**
    * Answer this many chat requests with the family's "still loading" refusal first; until they
    * are answered, a llama.cpp endpoint answers every other route (`/health`, the listing,
    * `/props`) with it too, as llama-server does. @default 0
    */
-  loading?: number;
+  loading?: number | undefined;
   /**
    * The key the server was started with: a request without `Authorization: Bearer <key>` gets the
    * family's 401, except on the routes the family leaves open (llama.cpp: `/health` and the
    * listing). @default no key: every request is answered
    */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** What this server, or one model on it, refuses; answered with the profile's wording. */
-  refuse?: RefusalConfig;
+  refuse?: RefusalConfig | undefined;
   /** How `usage.prompt_tokens` is counted. @default "chars4" */
-  promptTokens?: PromptUnits;
+  promptTokens?: PromptUnits | undefined;
   /**
    * Report `cached_tokens` as the prefix this request shares with the previous one the server
    * answered (a refused request leaves the cache as it was). @default false
    */
-  prefixCache?: boolean;
+  prefixCache?: boolean | undefined;
   /**
    * Answer chat requests with a broken reply of this shape (see `fault`) before anything
    * scripted: at `point` (default `"before"`), streamed where the request streams unless
    * `streamed` says otherwise, for the first `times` requests (default every one).
    */
-  fault?: { shape: FaultShape; point?: FaultPoint; streamed?: boolean; times?: number };
+  fault?: { shape: FaultShape; point?: FaultPoint; streamed?: boolean; times?: number } | undefined;
   /** Answers a chat request when the script queue is empty; undefined falls through to the 500. */
   respond?: (request: RecordedRequest) => Scripted | undefined;
   /** Overrides for other routes, keyed by `"GET /v1/models"`-style method and path. */
-  routes?: Record<string, Scripted | ((request: RecordedRequest) => Scripted)>;
+  routes?: Record<string, Scripted | ((request: RecordedRequest) => Scripted)> | undefined;
   /** The clock requests are stamped with. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /** A running loopback endpoint. */

@@ -29,7 +29,7 @@ export interface WordingSample {
   /** How the classifiers read it. */
   expected: WordingClass;
   /** The loopback profile that imitates the server's family, where one does. */
-  family?: ProfileName;
+  family?: ProfileName | undefined;
   /** Which server or host sent it. */
   server: string;
   /** The HTTP status it came with. */

@@ -9,12 +9,12 @@ export interface ContentTextOptions {
    * What an image part reads as, for a reader that must show a person where an image was.
    * @default ""
    */
-  image?: string;
+  image?: string | undefined;
   /**
    * What goes between the pieces (text parts, images), empty ones left out.
    * @default ""
    */
-  separator?: string;
+  separator?: string | undefined;
 }
 
 /**

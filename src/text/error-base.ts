@@ -16,7 +16,7 @@ export const ERROR_MARKER: unique symbol = Symbol.for("@cubicecho/agent-core/err
 /** What every error's options carry besides its own fields. */
 export interface AgentCoreErrorOptions {
   /** The message, where the class's own wording (written from the fields) does not suit. */
-  message?: string;
+  message?: string | undefined;
   /** What went wrong underneath: the caught error, the server's refusal. */
   cause?: unknown;
 }

@@ -13,20 +13,20 @@ import { isRecord } from "./guards.js";
 /** What a failure said, flattened. */
 export interface ErrorDescription {
   /** The HTTP status, where one is known. */
-  status?: number;
+  status?: number | undefined;
   /** Every message-like string found in the error and its body, joined by " | ". */
   message: string;
   /** The error code the body carried (`context_length_exceeded`, …), where any. */
-  code?: string;
+  code?: string | undefined;
   /** The error type the body carried (`invalid_request_error`, `unavailable_error`, …), where any. */
-  type?: string;
+  type?: string | undefined;
   /** The request parameter the body blamed, where any. */
-  param?: string;
+  param?: string | undefined;
   /**
    * The numeric error code a `{ error_code, error_msg }` body carried (Baidu Qianfan's
    * `error_code: 18`), where any; a numeric `code` outside the HTTP range counts too.
    */
-  errorCode?: number;
+  errorCode?: number | undefined;
 }
 
 /**

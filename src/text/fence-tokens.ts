@@ -39,7 +39,7 @@ export interface Found {
   /** Where the token (or a possible token) starts; -1 when there is none. */
   index: number;
   /** The token found there; undefined when the text ends inside what may be a token. */
-  token?: Token;
+  token?: Token | undefined;
 }
 
 /**

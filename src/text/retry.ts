@@ -20,13 +20,13 @@ export interface ContextOverflowOptions extends AgentCoreErrorOptions {
    * The window the request was weighed against, in tokens, where known: the endpoint's own
    * number where its refusal named one, otherwise the limit the guard or the caller used.
    */
-  limit?: number;
+  limit?: number | undefined;
   /** What the request came to (prompt plus the reply ceiling), in tokens, where known. */
-  requested?: number;
+  requested?: number | undefined;
   /** Who found out. @default "endpoint" */
-  source?: OverflowSource;
+  source?: OverflowSource | undefined;
   /** The endpoint's own wording, where it refused. */
-  endpointMessage?: string;
+  endpointMessage?: string | undefined;
 }
 
 /**
@@ -44,13 +44,13 @@ export class ContextOverflow extends AgentCoreError {
    * refusal that names its window (llama.cpp's `n_ctx`, the sentences of OpenAI, vLLM and the
    * others), the endpoint's number; otherwise the configured limit.
    */
-  readonly limit?: number;
+  readonly limit?: number | undefined;
   /** The request's size, in tokens, where known: the endpoint's count where its refusal gave one, else the guard's estimate. */
-  readonly requested?: number;
+  readonly requested?: number | undefined;
   /** Whether the guard or the endpoint found it. */
   readonly source: OverflowSource;
   /** The endpoint's own wording, where it refused. */
-  readonly endpointMessage?: string;
+  readonly endpointMessage?: string | undefined;
 
   static {
     brand(this, "ContextOverflow");
@@ -87,7 +87,7 @@ export interface EndpointSilentOptions extends AgentCoreErrorOptions {
   /** The allowance that ran out, in milliseconds. */
   idleMs: number;
   /** Whether the wait was for the first chunk or between chunks. @default "idle" */
-  phase?: SilencePhase;
+  phase?: SilencePhase | undefined;
 }
 
 /**
@@ -293,9 +293,9 @@ export function isTransient(error: unknown): boolean {
 /** Options for {@link backoffMs}. */
 export interface BackoffOptions {
   /** The first wait, in milliseconds. @default 1000 */
-  baseMs?: number;
+  baseMs?: number | undefined;
   /** The longest wait, in milliseconds. @default 8000 */
-  capMs?: number;
+  capMs?: number | undefined;
 }
 
 function retryAfterMs(error: unknown): number | undefined {

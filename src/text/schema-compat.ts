@@ -156,7 +156,7 @@ export interface SanitizeToolsOptions {
    * Told, once per tool and call, that a tool goes with strict off because its schema is past the
    * limits: the sentence to show, and the tool's name (for a caller that says it once per run).
    */
-  onNotice?: (text: string, tool: string) => void;
+  onNotice?: ((text: string, tool: string) => void) | undefined;
 }
 
 /**

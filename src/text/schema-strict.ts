@@ -337,7 +337,7 @@ function mergeRootUnion(branches: JsonObject[], context: StrictContext): JsonObj
 /** Options for {@link strictSchema}. */
 export interface StrictSchemaOptions {
   /** Force an object root, writing anything else as an object with no properties. */
-  objectRoot?: boolean;
+  objectRoot?: boolean | undefined;
 }
 
 /** Rewrites a whole schema for strict mode; never throws. */

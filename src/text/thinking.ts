@@ -31,7 +31,7 @@ export interface Fence {
    */
   ends?: readonly string[];
   /** Tags of the same format that are removed from the answer and fence nothing. */
-  markers?: readonly string[];
+  markers?: readonly string[] | undefined;
 }
 
 /**
@@ -77,14 +77,14 @@ export interface FenceSplitterOptions {
    * The fences to recognise; an empty array reads everything as answer.
    * @default DEFAULT_FENCES
    */
-  fences?: readonly Fence[];
+  fences?: readonly Fence[] | undefined;
   /**
    * Start inside a fence, for a chat template that opens the scratchpad in the prompt, so that
    * nothing is handed out as answer before the first closing tag. A reply that never closes it is
    * then all reasoning. An opening tag the model writes anyway, before any reasoning, is dropped.
    * @default false
    */
-  startInReasoning?: boolean;
+  startInReasoning?: boolean | undefined;
 }
 
 /** What one {@link FenceSplitter.push} or {@link FenceSplitter.end} found. */
@@ -99,7 +99,7 @@ export interface SplitResult {
    * answer handed out so far; remove it from the answer. It is already part of `reasoning`.
    * Absent when nothing moved.
    */
-  moved?: string;
+  moved?: string | undefined;
 }
 
 const WHITESPACE = /^\s*$/;

@@ -22,7 +22,7 @@ export const IMAGE_PART_TOKENS = 256;
 /** Options shared by the estimators. */
 export interface TokenOptions {
   /** Characters a token is worth on this model. @default 4 */
-  charsPerToken?: number;
+  charsPerToken?: number | undefined;
 }
 
 function divisor(options?: TokenOptions): number {
@@ -91,7 +91,7 @@ export function toolTokens(tools: readonly ToolDefinition[] | undefined, options
 /** The parts of a request body the estimators read. */
 export interface RequestLike {
   messages: readonly Message[];
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
 }
 
 /** Estimates a whole request's prompt: every message plus the declared tool schemas. */
@@ -120,7 +120,7 @@ export interface ContextTokenOptions extends TokenOptions {
    * The prompt tokens the endpoint reported for this request; the total becomes this and every
    * part a share of it. Anything that is not a number above zero is read as absent.
    */
-  promptTokens?: number;
+  promptTokens?: number | undefined;
 }
 
 type Part = "system" | "tools" | "history" | "toolResults";

@@ -64,7 +64,7 @@ export interface ToolCallOutcome {
   /** The text the model was given as the answer. */
   content: string;
   /** How long the tool took, in milliseconds, where it ran. */
-  durationMs?: number;
+  durationMs?: number | undefined;
 }
 
 /** Why a call's arguments could not be read: cut off before the end, or not an object. */
@@ -77,11 +77,11 @@ export interface ToolArgumentsErrorOptions extends AgentCoreErrorOptions {
   /** The argument text exactly as the model wrote it. */
   raw: string;
   /** The tool the call was for; the default message names it. */
-  toolName?: string;
+  toolName?: string | undefined;
   /** What is wrong with the text, for the default message of a malformed call ("a number, not an object"). */
-  detail?: string;
+  detail?: string | undefined;
   /** Whether the turn stopped at its token ceiling, which the default message of a truncated call says. @default false */
-  ceiling?: boolean;
+  ceiling?: boolean | undefined;
 }
 
 /**
@@ -140,9 +140,9 @@ export interface ParseToolArgumentsOptions {
    * they look. Left out, text that ends inside a string or an open object counts as truncated.
    * @default undefined
    */
-  truncated?: boolean;
+  truncated?: boolean | undefined;
   /** The tool the call was for, named in the error's message. */
-  toolName?: string;
+  toolName?: string | undefined;
 }
 
 const FENCED = /^```[^\n`]*\n?([\s\S]*?)\n?(?:```\s*)?$/;
@@ -232,7 +232,7 @@ export interface RecoverToolCallsOptions {
    * The tools as the request declared them, used to read Qwen3-Coder's parameter values as their
    * declared types; without a declared type a value stays a string.
    */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
 }
 
 /** What {@link recoverToolCalls} found. */

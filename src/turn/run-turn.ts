@@ -51,35 +51,35 @@ type PassedToStream = Pick<StreamTurnOptions, (typeof STREAM_OPTIONS)[number]>;
 /** Options for {@link runTurn}. */
 export interface RunTurnOptions extends PassedToStream {
   /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
-  model?: string;
+  model?: string | undefined;
   /** Top-level fields (extraBody keys) negotiate may drop when the server refuses them by name. */
-  droppable?: readonly string[];
+  droppable?: readonly string[] | undefined;
   /** Re-sends allowed for a transient failure before anything was produced. @default 2 */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** The context window to weigh the request against before sending, in tokens; absent or 0 sends unweighed. */
-  contextLimit?: number;
+  contextLimit?: number | undefined;
   /** How long to wait for a server still loading the model, in milliseconds; 0 turns the wait off. @default 120000 */
-  loadingTimeoutMs?: number;
+  loadingTimeoutMs?: number | undefined;
   /** How often to ask again while the model loads, in milliseconds. @default 3000 */
-  loadingPollMs?: number;
+  loadingPollMs?: number | undefined;
   /** Told a sentence when something is latched off, a model is waited for, or a failure is retried. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
   /**
    * Whether a refusal of tools as such latches the model's `toolsInPrompt` (negotiate's option of
    * that name), so the build callback describes the tools in the prompt. @default false
    */
-  toolsInPrompt?: boolean;
+  toolsInPrompt?: boolean | undefined;
   /** Waits between attempts; resolves early or rejects when the signal aborts. @default a timer */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** The clock the loading wait is measured on, in milliseconds. @default Date.now */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Asked, before an answered turn's prompt count calibrates the model, with that count and the
    * library's estimate of the same request; answering true (the server may have cut the prompt to
    * its window, so the count says nothing of the characters a token is worth) keeps the count
    * from being learned from.
    */
-  checkPromptCount?: (count: PromptCount) => boolean | Promise<boolean>;
+  checkPromptCount?: ((count: PromptCount) => boolean | Promise<boolean>) | undefined;
 }
 
 /** An answered turn's prompt as the endpoint counted it and as the library estimated it, in tokens. */
@@ -266,6 +266,8 @@ export async function runTurnIn(
  * Runs one turn: builds the body, sends it, and answers what comes back until the turn is read
  * or the failure is the caller's.
  *
+ * - A body whose `messages` is not a non-empty array of messages with known roles throws a
+ *   TypeError naming `messages` and what was given, before any request.
  * - With `contextLimit`, the first body is weighed once (its prompt estimated with the model's
  *   calibrated characters per token, plus the reply ceiling under whichever spelling it
  *   carries) and a body over the limit throws ContextOverflow (source "guard") before any

@@ -13,7 +13,7 @@ import { isPlainRecord } from "../text/guards.js";
 export type TaskCallOptions = AskJsonOptions &
   SummariserOptions & {
     /** The model used when the task names none; the agent's endpoint model comes after it. */
-    model?: string;
+    model?: string | undefined;
   };
 
 /** What {@link taskCall} returns: the arguments a side task is called with. */

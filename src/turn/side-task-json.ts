@@ -86,7 +86,7 @@ export interface PreparedSchema {
   /** The rewrite a grammar converter can compile. */
   relaxed: Json;
   /** The zod schema the answer is checked against, where one was given. */
-  zod?: $ZodType;
+  zod?: $ZodType | undefined;
 }
 
 /** Prepares a schema for sending, or says in words why it cannot be. */

@@ -84,7 +84,7 @@ export interface SideTaskAnswer {
   /** The choice's finish reason as the server sent it; undefined where it sent none. */
   finishReason: FinishReason | undefined;
   /** The model's own refusal to answer (OpenAI's `message.refusal`), where it sent one. */
-  refusal?: string;
+  refusal?: string | undefined;
 }
 
 /** The level asked for, or "" where the no-thinking hints apply. */

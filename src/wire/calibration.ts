@@ -28,7 +28,7 @@ export const MAX_CHARS_PER_TOKEN = 8;
 /** Options for {@link calibrate}. */
 export interface CalibrateOptions {
   /** The request carried an image, whose tokens are not characters; such a reading is not taken. */
-  image?: boolean;
+  image?: boolean | undefined;
 }
 
 /** An endpoint record, or an endpoint whose record is looked up by base URL and key. */

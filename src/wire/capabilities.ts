@@ -48,17 +48,17 @@ export interface ModelCapabilities {
    * completions for gpt-5.x), left out of a request that declares tools and sent in one that
    * declares none. Made on the first such refusal. @default []
    */
-  droppedWithTools?: string[];
+  droppedWithTools?: string[] | undefined;
   /**
    * Top-level fields this model refused only without tools (`parallel_tool_calls`), left out of a
    * request that declares none and sent beside tools. Made on the first such refusal. @default []
    */
-  droppedWithoutTools?: string[];
+  droppedWithoutTools?: string[] | undefined;
   /**
    * The reasoning effort sent beside tools in place of any other, where the model said it takes
    * tools only at that one ("none"); "" or absent where nothing replaces it. @default ""
    */
-  effortWithTools?: string;
+  effortWithTools?: string | undefined;
   /** The field reasoning is sent back under, as a refusal taught it; "" where nothing was learned. */
   replayField: ReplayField | "";
   /** Every assistant turn carries the reasoning field while tools are declared; true once the model asked for it back. */
@@ -101,7 +101,7 @@ export interface EndpointCapabilities {
    * The message field the server reads reasoning back from, where its listing says
    * (`reasoning` for vLLM); absent sends `reasoning_content`. A model's own latch wins.
    */
-  reasoningField?: ReplayField;
+  reasoningField?: ReplayField | undefined;
 }
 
 /** An endpoint record with where it came from, as the state keeps it. @internal */
@@ -328,25 +328,25 @@ export type NegotiateSend<T> = (supports: EndpointCapabilities, produced: Produc
 /** Options for {@link negotiate}. */
 export interface NegotiateOptions {
   /** The model's name as the endpoint knows it; without it nothing model-level is latched. */
-  model?: string;
+  model?: string | undefined;
   /** Top-level fields (extraBody keys) that may be dropped when the server refuses them by name. */
-  droppable?: readonly string[];
+  droppable?: readonly string[] | undefined;
   /** The box the attempts report output in; pass one to read it afterwards. @default a fresh box */
-  produced?: Produced;
+  produced?: Produced | undefined;
   /** Told a sentence each time something is latched off. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
   /**
    * Returns the body the last attempt sent, where the caller keeps it; lets a refusal of a field
    * the request did not carry end at once rather than after a second refusal.
    */
-  sentBody?: () => unknown;
+  sentBody?: (() => unknown) | undefined;
   /**
    * Whether a refusal of tools as such (llama.cpp without --jinja, vLLM without auto tool choice,
    * an Ollama model without tool support) is answered by latching the model's `toolsInPrompt`, so
    * a body builder describes the tools in the system prompt; otherwise it reaches the caller.
    * @default false
    */
-  toolsInPrompt?: boolean;
+  toolsInPrompt?: boolean | undefined;
 }
 
 /** The most requests one negotiation sends before giving up. */

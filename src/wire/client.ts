@@ -91,7 +91,7 @@ export function checkBaseUrl(baseUrl: unknown): asserts baseUrl is string {
  * `requestTimeoutSeconds` of zero, a negative or non-finite number, or none at all answers
  * undefined, which waits for ever — what a local model answering slowly needs.
  */
-export function timeoutMs(config: { requestTimeoutSeconds?: number }): number | undefined {
+export function timeoutMs(config: { requestTimeoutSeconds?: number | undefined }): number | undefined {
   const seconds = config.requestTimeoutSeconds;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds <= 0) return undefined;
   return Math.min(Math.round(seconds * 1000), FOREVER_MS);
@@ -104,7 +104,7 @@ export function timeoutMs(config: { requestTimeoutSeconds?: number }): number | 
  * `requestTimeoutSeconds`, otherwise undefined (wait for ever). The first chunk waits for
  * prefill, which on a long prompt takes far longer than any gap between two later chunks.
  */
-export function firstTokenMs(config: { requestTimeoutSeconds?: number; firstTokenSeconds?: number }): number | undefined {
+export function firstTokenMs(config: { requestTimeoutSeconds?: number | undefined; firstTokenSeconds?: number | undefined }): number | undefined {
   const first = config.firstTokenSeconds;
   if (typeof first === "number" && Number.isFinite(first) && first > 0) return Math.min(Math.round(first * 1000), FOREVER_MS);
   const request = timeoutMs(config);

@@ -25,11 +25,11 @@ import { notify } from "../text/safe-calls.js";
 /** Options for {@link continueTurn}. */
 export interface ContinueTurnOptions extends Pick<StreamTurnOptions, "signal" | "idleMs" | "firstChunkMs" | "onOutput" | "onThinking" | "fences" | "now"> {
   /** The model's name as the endpoint knows it, for its assistantPrefill latch. @default body.model */
-  model?: string;
+  model?: string | undefined;
   /** The most continuation requests to send for this turn. @default 1 */
-  maxContinuations?: number;
+  maxContinuations?: number | undefined;
   /** Told a sentence when a continuation fails, is refused, or the model turns out not to continue. */
-  onNotice?: (message: string) => void;
+  onNotice?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -151,8 +151,11 @@ function continuationBody(body: StreamBody, soFar: string, model: ModelCapabilit
  * @param options - The model name, the cap, the callbacks and the watchdog.
  * @example
  * ```ts
- * let turn = await runTurn(client, supports, build, { model });
- * if (turn.finishReason === "length") turn = await continueTurn(client, supports, body, turn, { model, onOutput });
+ * // Keep the body runTurn sent: the build callback is handed the capabilities of each attempt.
+ * let sent: RequestBody | undefined;
+ * const build = (current: EndpointCapabilities, model?: ModelCapabilities) => (sent = buildBody(config, current, model, messages));
+ * let turn = await runTurn(client, supports, build, { model: config.model });
+ * if (turn.finishReason === "length" && sent) turn = await continueTurn(client, supports, sent, turn, { model: config.model, onOutput });
  * ```
  */
 export async function continueTurn(

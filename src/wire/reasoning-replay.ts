@@ -26,11 +26,11 @@ export const REPLAY_FIELDS: readonly ReplayField[] = Object.freeze(["reasoning_c
 /** A model's replay latches, as its capability record holds them. */
 export interface ReplayLatches {
   /** The field a refusal taught; "" where nothing was learned, so the endpoint's default applies. */
-  replayField?: ReplayField | "";
+  replayField?: ReplayField | "" | undefined;
   /** Every assistant turn carries the field while tools are declared (DeepSeek V4); "" stands in where a turn has none. */
-  replayEveryTurn?: boolean;
+  replayEveryTurn?: boolean | undefined;
   /** A tool-call turn with both text and reasoning has its text moved into the reasoning (llama.cpp's gpt-oss template). */
-  replayFoldContent?: boolean;
+  replayFoldContent?: boolean | undefined;
 }
 
 /** The form the messages of one request are sent in. */
@@ -241,11 +241,11 @@ export function decideReplayRefusal(
 /** A model's replay latches as a snapshot stores them: only what a refusal taught. */
 export interface ReplaySnapshot {
   /** The field a refusal taught. */
-  replayField?: ReplayField;
+  replayField?: ReplayField | undefined;
   /** True where every assistant turn carries the field while tools are declared. */
-  replayEveryTurn?: boolean;
+  replayEveryTurn?: boolean | undefined;
   /** True where a tool-call turn's text is folded into its reasoning. */
-  replayFoldContent?: boolean;
+  replayFoldContent?: boolean | undefined;
 }
 
 /** The names a model snapshot may hold the replay latches under. */

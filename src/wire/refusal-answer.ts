@@ -15,7 +15,7 @@ export interface Answer {
   /** True where the latch already reads as refused (so the callback ignored it). */
   already: boolean;
   /** The top-level field the request must have carried, where checkable. */
-  field?: string;
+  field?: string | undefined;
   /** Flips the latch. */
   apply: () => void;
   /** The sentence the caller is told once the latch is flipped. */

@@ -36,7 +36,7 @@ export interface CombinationReading {
   /** The company it was refused in: beside tools, or without them. */
   company: "withTools" | "withoutTools";
   /** The effort the words offer for that company ("none"), where they name one. */
-  offered?: string;
+  offered?: string | undefined;
 }
 
 /** Fields the request owns, which no combination latch ever leaves out. */

@@ -32,7 +32,7 @@ export interface RefusalReading {
   /** True where the words say a tool's schema is invalid for strict mode (OpenAI's "Invalid schema for function"). */
   invalidToolSchema: boolean;
   /** A refused reasoning effort: the value (where the words name it) and the values offered instead. */
-  effort?: { refused?: string; supported?: string[] };
+  effort?: { refused?: string; supported?: string[] } | undefined;
   /** True where `reasoning_effort` as such is not taken (a model that takes no effort). */
   effortUnsupported: boolean;
 }
@@ -175,7 +175,7 @@ export interface EndpointLatches {
   strictSchemas: boolean;
   usageInStream: boolean;
   /** The reasoning field the endpoint's listing named, where it named one. */
-  reasoningField?: string;
+  reasoningField?: string | undefined;
 }
 
 /** The model latches a refusal can flip (the shape of a model record). */

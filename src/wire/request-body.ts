@@ -28,12 +28,12 @@ export interface RequestBody {
   model: string;
   messages: Message[];
   stream: true;
-  stream_options?: { include_usage: true };
-  tools?: ToolDefinition[];
-  reasoning_effort?: string;
-  max_tokens?: number;
-  max_completion_tokens?: number;
-  temperature?: number;
+  stream_options?: { include_usage: true } | undefined;
+  tools?: ToolDefinition[] | undefined;
+  reasoning_effort?: string | undefined;
+  max_tokens?: number | undefined;
+  max_completion_tokens?: number | undefined;
+  temperature?: number | undefined;
   [field: string]: unknown;
 }
 
@@ -45,20 +45,20 @@ export interface BuildBodyOptions {
    * strict schemas (not relaxed ones), and on every call, so a caller building per attempt keeps
    * its own record of what it has said. @default none
    */
-  onNotice?: (text: string, tool: string) => void;
+  onNotice?: ((text: string, tool: string) => void) | undefined;
   /**
    * The endpoint's base URL, for telling whether an assistant message's provider fields came
    * from this endpoint; absent, a `baseUrl` on `config` is used, and failing that the model alone
    * decides. @default config.baseUrl
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * Whether a model latched `toolsInPrompt` gets its tools described in the system prompt (and
    * none declared); false declares them regardless. @default true
    */
-  toolsInPrompt?: boolean;
+  toolsInPrompt?: boolean | undefined;
   /** Told a sentence for each provider field left out because it cannot be sent (not JSON, over 64 KB). @default none */
-  onFieldNotice?: (text: string) => void;
+  onFieldNotice?: ((text: string) => void) | undefined;
 }
 
 /** Fields the loop owns, which extraBody cannot replace. */

@@ -33,25 +33,25 @@ export const CAPABILITIES_SNAPSHOT_VERSION = 1;
  * latches (`foldSystem`, `toolCallIdLength`, `toolsInPrompt`, `droppedMessageFields`) among them.
  */
 export interface ModelSnapshot extends ShapingSnapshot {
-  legacyTokenLimit?: boolean;
-  chosenTemperature?: boolean;
-  structuredOutput?: boolean;
-  assistantPrefill?: boolean;
-  reasoningEffort?: boolean;
-  refusedEfforts?: string[];
-  droppedFields?: string[];
+  legacyTokenLimit?: boolean | undefined;
+  chosenTemperature?: boolean | undefined;
+  structuredOutput?: boolean | undefined;
+  assistantPrefill?: boolean | undefined;
+  reasoningEffort?: boolean | undefined;
+  refusedEfforts?: string[] | undefined;
+  droppedFields?: string[] | undefined;
   /** Fields refused only beside tools; a blob without it imports as none. */
-  droppedWithTools?: string[];
+  droppedWithTools?: string[] | undefined;
   /** Fields refused only without tools; a blob without it imports as none. */
-  droppedWithoutTools?: string[];
+  droppedWithoutTools?: string[] | undefined;
   /** The effort sent beside tools in place of any other, a rung of the effort ladder. */
-  effortWithTools?: string;
+  effortWithTools?: string | undefined;
   /** The field reasoning is sent back under, as a refusal taught it. */
-  replayField?: ReplayField;
+  replayField?: ReplayField | undefined;
   /** True where every assistant turn carries the reasoning field while tools are declared. */
-  replayEveryTurn?: boolean;
+  replayEveryTurn?: boolean | undefined;
   /** True where a tool-call turn's text is folded into its reasoning. */
-  replayFoldContent?: boolean;
+  replayFoldContent?: boolean | undefined;
 }
 
 /** One endpoint's latches as stored. */
@@ -60,14 +60,14 @@ export interface EndpointSnapshot {
   baseUrl: string;
   /** `hmac:`, the key-salt id and 32 hex digits of the API key's HMAC-SHA-256, or "" for none; never the key. */
   key: string;
-  strictSchemas?: boolean;
-  usageInStream?: boolean;
+  strictSchemas?: boolean | undefined;
+  usageInStream?: boolean | undefined;
   /** True where the server holds answers to a grammar built from the schema; importing it sends relaxed schemas. */
-  grammarConstrained?: boolean;
+  grammarConstrained?: boolean | undefined;
   /** The field the endpoint reads reasoning back from, where its listing said (`reasoning` for vLLM). */
-  reasoningField?: ReplayField;
+  reasoningField?: ReplayField | undefined;
   /** The models that latched something, by name. */
-  models?: Record<string, ModelSnapshot>;
+  models?: Record<string, ModelSnapshot> | undefined;
 }
 
 /** Every latch of a runtime, as JSON-able data. */

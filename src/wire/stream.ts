@@ -13,6 +13,7 @@
 import type OpenAI from "openai";
 import type { Turn } from "../shapes/config.js";
 import { quoteGiven } from "../text/guards.js";
+import { checkMessages } from "../text/message-check.js";
 import { SseSplitter } from "./sse.js";
 import { UnexpectedReply } from "./unexpected-reply.js";
 import { TurnReader, type StreamTurnOptions } from "./turn-reader.js";
@@ -176,7 +177,7 @@ function checkStreamInput(client: unknown, body: unknown): void {
   const { model, messages } = body as { model?: unknown; messages?: unknown };
   if (typeof model !== "string" || model.trim() === "")
     throw new TypeError(`config.model (the body's model) must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
-  if (!Array.isArray(messages)) throw new TypeError(`messages (the body's messages) must be an array of chat messages; given ${quoteGiven(messages)}.`);
+  checkMessages(messages, "messages (the body's messages)");
 }
 
 /**

@@ -469,48 +469,48 @@ export class StreamErrorEvent extends APIError {
 /** Options of {@link streamTurn}. */
 export interface StreamTurnOptions {
   /** The attempt's box, set on the first chunk that carries something. */
-  produced?: Produced;
+  produced?: Produced | undefined;
   /** Stops the turn: the promise rejects with the signal's reason and the connection is closed. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * The longest silence allowed between chunks once the reply has started, in milliseconds; the
    * clock restarts on every chunk. Zero or absent never gives up.
    */
-  idleMs?: number;
+  idleMs?: number | undefined;
   /**
    * How long the first chunk that carries something may take, in milliseconds, counted from the
    * request (it covers prefill, and a model loaded on demand). Zero turns it off.
    * @default five times idleMs where idleMs is set, otherwise none
    */
-  firstChunkMs?: number;
+  firstChunkMs?: number | undefined;
   /** Told each piece of answer text as it arrives. */
-  onOutput?: (text: string) => void;
+  onOutput?: ((text: string) => void) | undefined;
   /** Told what the reader set aside rather than lose silently: a content part that is neither text nor reasoning. */
-  onNotice?: (text: string) => void;
+  onNotice?: ((text: string) => void) | undefined;
   /** Told each piece of reasoning as it arrives, from a reasoning field, a thinking part or from inside a fence. */
-  onThinking?: (text: string) => void;
+  onThinking?: ((text: string) => void) | undefined;
   /**
    * The fences that mark reasoning inside content; an empty array reads all content as answer.
    * @default DEFAULT_FENCES
    */
-  fences?: readonly Fence[];
+  fences?: readonly Fence[] | undefined;
   /**
    * The chat template opened the scratchpad in the prompt, so content is reasoning until the
    * first closing tag. Ignored once the server sends a reasoning field, which shows it parses
    * reasoning itself.
    * @default false
    */
-  startInReasoning?: boolean;
+  startInReasoning?: boolean | undefined;
   /**
    * The clock `firstTokenMs` and `durationMs` are read from, in milliseconds.
    * @default performance.now
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Makes an id for a tool call the server sent without one.
    * @default "call_" followed by 24 random hexadecimal digits
    */
-  newCallId?: () => string;
+  newCallId?: (() => string) | undefined;
 }
 
 /**

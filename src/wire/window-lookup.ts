@@ -35,17 +35,17 @@ export interface WindowCache {
   /** Origins whose `/api/v0/models` is not asked until this time (Infinity: never again). */
   lmstudioMissUntil: Map<string, number>;
   /** Origins whose Ollama `/api/ps` does not exist. */
-  ollamaMissing?: Set<string>;
+  ollamaMissing?: Set<string> | undefined;
   /** The windows Ollama's `/api/ps` said a model is loaded with, by endpoint and model, each good until its time. */
-  loaded?: Map<string, LoadedWindow>;
+  loaded?: Map<string, LoadedWindow> | undefined;
   /** The windows an endpoint's own overflow refusals named, by endpoint and model. */
-  revealed?: Map<string, number>;
+  revealed?: Map<string, number> | undefined;
 }
 
 /** What Ollama's `/api/ps` said of one model, and until when it is taken as still true. */
 export interface LoadedWindow {
   /** The window the model is loaded with, in tokens; absent where the list did not have it. */
-  window?: number;
+  window?: number | undefined;
   /** When to ask again, in epoch milliseconds. */
   until: number;
 }
@@ -171,10 +171,10 @@ export async function readListing(lookup: Lookup): Promise<ListedModel[]> {
 
 /** Route misses one lookup found, kept apart until the lookup finishes so a stopped one leaves nothing. */
 interface Learned {
-  propsMissing?: boolean;
-  ollamaMissing?: boolean;
-  lmstudioMissUntil?: number;
-  lmstudioFound?: boolean;
+  propsMissing?: boolean | undefined;
+  ollamaMissing?: boolean | undefined;
+  lmstudioMissUntil?: number | undefined;
+  lmstudioFound?: boolean | undefined;
 }
 
 function commit(cache: WindowCache, origin: string, learned: Learned): void {
@@ -315,16 +315,16 @@ export type ListedModel = { id: string } & Record<string, unknown>;
 /** Options of {@link listModels}, {@link servedWindow} and {@link contextLimitFor}. */
 export interface WindowLookupOptions {
   /** Stops the lookup: it rejects with the signal's reason and remembers nothing of it. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * How long LM Studio's `/api/v0/models` is left alone after it failed with anything other than
    * 404, 405 or 501 (which drop it for the life of the process), in milliseconds.
    * @default 60000
    */
-  listingMissMs?: number;
+  listingMissMs?: number | undefined;
   /**
    * The clock `listingMissMs` is measured on, in milliseconds.
    * @default Date.now
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }

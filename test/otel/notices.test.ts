@@ -119,6 +119,9 @@ describe("readNotice", () => {
       expect(read(notices), expected.kind === "continuation" ? expected.outcome : "").toEqual([{ kind: "cut-off" }, expected]);
     }
     expect(read(await noticesOf({}, [cut], {}, { maxTokens: 5 }))).toEqual([{ kind: "cut-off" }]);
+    const unset = await noticesOf({}, [cut], {});
+    expect(unset).toContain("The reply was cut off at the server's own token ceiling (no maxTokens was set).");
+    expect(read(unset)).toEqual([{ kind: "cut-off" }]);
   });
 
   it("reads calls recovered from the reply's text, with their count", async () => {

@@ -669,10 +669,14 @@ describe("negotiate: what goes to the caller", () => {
     await withEndpoint(
       { profile: "openai", respond: () => ({ kind: "error", status: 400, body: { error: { message: "Unrecognized request argument supplied: top_k" } } }) },
       async (context) => {
-        const error = await negotiate(context.supports, (_supports, produced) => streamTurn(context.client, { model: M, messages: [] }, { produced }), {
-          model: M,
-          droppable: ["top_k"],
-        }).catch((caught: unknown) => caught);
+        const error = await negotiate(
+          context.supports,
+          (_supports, produced) => streamTurn(context.client, { model: M, messages: [{ role: "user", content: "Hi." }] }, { produced }),
+          {
+            model: M,
+            droppable: ["top_k"],
+          },
+        ).catch((caught: unknown) => caught);
         expect(NegotiationError.is(error)).toBe(true);
         expect(context.server.chatBodies().length).toBeLessThanOrEqual(2);
       },

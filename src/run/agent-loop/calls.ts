@@ -49,8 +49,11 @@ async function answerUnrun(run: LoopRun, reads: readonly ReadCall[], step: numbe
 /** Hands a call to the host's dispatch, with the nulls a strict server made the model send for optional properties left out. @internal */
 export function dispatchFor(run: LoopRun): (request: ToolCallRequest, signal: AbortSignal) => unknown {
   const { options, tools } = run;
-  return (request, callSignal) =>
-    options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal);
+  return (request, callSignal) => {
+    // A run without tools has no dispatch; a call the model makes anyway is answered as failed.
+    if (typeof options.dispatch !== "function") throw new Error(`No tool named ${request.name} is declared in this run.`);
+    return options.dispatch({ ...request, args: omitOptionalNulls(request.args, tools.definitions.get(request.name)?.function.parameters) }, callSignal);
+  };
 }
 
 /** Notes what a step's calls used, for what carries into the next run. @internal */

@@ -6,11 +6,20 @@
  */
 
 import { askPolicy, denialText } from "../approval.js";
-import { invalidArgumentsText } from "../argument-validation.js";
+import { invalidArgumentsText, ownArgumentCheck, type OwnArgumentCheck } from "../argument-validation.js";
 import { preview, type CallCheck, type RunCallsOptions } from "../run-calls.js";
 import type { LoopRun } from "./run.js";
 
 const RUN: CallCheck = Object.freeze({ kind: "run" });
+
+/** A tool's own check asked of a call's arguments; a check that throws leaves the call to the tool. */
+async function ownIssues(check: OwnArgumentCheck, args: unknown): Promise<readonly string[] | undefined> {
+  try {
+    return await check(args);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The check runCalls asks of each call a step would dispatch; absent where the run checks nothing. @internal */
 export function stepCheck(run: LoopRun): RunCallsOptions["check"] | undefined {
@@ -19,7 +28,11 @@ export function stepCheck(run: LoopRun): RunCallsOptions["check"] | undefined {
   if (!checker && !approve) return undefined;
   return async (request) => {
     const { id, name } = request;
-    const issues = checker?.check(request, tools.definitions.get(name));
+    const tool = tools.definitions.get(name);
+    // A typed tool's own check (zod's) stands in for the JSON Schema one, told and counted alike.
+    const own = checker ? ownArgumentCheck(tool) : undefined;
+    const found = own ? await ownIssues(own, request.args) : checker?.check(request, tool);
+    const issues = found && found.length > 0 ? [...found] : undefined;
     if (issues) {
       run.onEvent({ kind: "invalid-arguments", id, name, issues });
       return { kind: "answer", ok: false, content: invalidArgumentsText(name, issues) };

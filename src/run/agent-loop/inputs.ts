@@ -7,8 +7,9 @@
 
 import type { ToolDefinition } from "../../shapes/config.js";
 import { TOOL_NAME_PATTERN } from "../../shapes/limits.js";
+import { checkMessages } from "../../text/message-check.js";
 import { checkBaseUrl, quoteGiven } from "../../wire/client.js";
-import type { AgentLoopOptions } from "./options.js";
+import type { AgentLoopConfig, AgentLoopOptions } from "./options.js";
 
 /** What a tool at an index of `tools` lacks or gets wrong, or undefined where it can be declared. */
 function toolProblem(tool: unknown): string | undefined {
@@ -21,10 +22,33 @@ function toolProblem(tool: unknown): string | undefined {
   return undefined;
 }
 
+/** The options that take one of a few words, each with the words it takes. */
+const CHOICES = {
+  "config.toolDiscovery": ["eager", "ondemand", "proxy"],
+  preselectRouting: ["exclusive", "append"],
+} as const satisfies Record<string, readonly string[]>;
+
+function checkChoice(field: keyof typeof CHOICES, value: unknown): void {
+  const allowed: readonly string[] = CHOICES[field];
+  if (value !== undefined && (typeof value !== "string" || !allowed.includes(value)))
+    throw new TypeError(`${field} must be one of ${allowed.map((word) => `"${word}"`).join(", ")}; given ${quoteGiven(value)}.`);
+}
+
+/** The settings with a fixed set of values or a floor: what is given must be one of them, absent takes the default. */
+function checkChoices(options: AgentLoopOptions, config: AgentLoopConfig): void {
+  checkChoice("config.toolDiscovery", config.toolDiscovery);
+  checkChoice("preselectRouting", (options as { preselectRouting?: unknown }).preselectRouting);
+  const iterations: unknown = config.maxToolIterations;
+  if (iterations !== undefined && (typeof iterations !== "number" || !Number.isFinite(iterations) || iterations < 1))
+    throw new TypeError(`config.maxToolIterations must be a whole number of at least 1 (absent allows 20); given ${quoteGiven(iterations)}.`);
+}
+
 /**
  * Checks a run's options before it opens: the config with a model (and, without a client of the
- * host's own, a base URL that can be sent to), the transcript as an array, each tool declarable
- * under a name a server takes, and a dispatch function where there are tools. A resumed run
+ * host's own, a base URL that can be sent to), the transcript as a non-empty array of messages
+ * with known roles, the settings that take one of a few words (`toolDiscovery`,
+ * `preselectRouting`) or a floor (`maxToolIterations` of at least 1), each tool declarable under
+ * a name a server takes, and a dispatch function where there are tools. A resumed run
  * skips the transcript, which its saved state carries.
  *
  * @throws TypeError naming the field and what was given.
@@ -39,9 +63,8 @@ export function checkLoopInput(options: AgentLoopOptions, resumed = false): void
   if (options.client === undefined) checkBaseUrl(baseUrl);
   if (typeof model !== "string" || model.trim() === "")
     throw new TypeError(`config.model must name the model to ask, a non-empty string; given ${quoteGiven(model)}.`);
-  if (!resumed && !Array.isArray(options.messages)) {
-    throw new TypeError(`messages must be an array of chat messages ([{ role: "user", content: "…" }]); given ${quoteGiven(options.messages)}.`);
-  }
+  if (!resumed) checkMessages(options.messages, "messages");
+  checkChoices(options, config as AgentLoopConfig);
   const tools = options.tools as unknown;
   if (tools !== undefined && !Array.isArray(tools)) throw new TypeError(`tools must be an array of tool definitions; given ${quoteGiven(tools)}.`);
   (tools ?? []).forEach((tool: unknown, index: number) => {

@@ -22,7 +22,7 @@ import type { UsageMemory } from "../usage-memory.js";
 /** The settings runAgentLoop reads: the endpoint, the model, the tool policy, retries and the window. */
 export interface AgentLoopConfig extends Endpoint, ModelParams, ToolPolicy, RetryPolicy, WindowPolicy {
   /** Side tasks as an agent document resolves them; the loop reads `toolSelect` and `compaction`. */
-  tasks?: { toolSelect?: ResolvedTask; compaction?: ResolvedTask } & Record<string, ResolvedTask | undefined>;
+  tasks?: ({ toolSelect?: ResolvedTask; compaction?: ResolvedTask } & Record<string, ResolvedTask | undefined>) | undefined;
 }
 
 /** The hooks a run gathers before its first request and tells after its answer. */
@@ -30,21 +30,21 @@ export interface AgentLoopHooks {
   /** Runs one event's hooks. */
   run: HookRunner;
   /** Fields every hook is handed (a session id, the prompt …). */
-  context?: Record<string, unknown>;
+  context?: Record<string, unknown> | undefined;
   /** The events gathered before the first request. @default ["beforeTurn"] */
-  events?: readonly HookEventName[];
+  events?: readonly HookEventName[] | undefined;
   /** Said above the context blocks; wins over the configured preface for this run. */
-  preface?: string;
+  preface?: string | undefined;
   /** The context budget for this run, in tokens; absent is the configured one. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
 }
 
 /** What beforeStep is handed beside the transcript. */
 export interface StepBudget {
   /** The prompt the run's last request reported; absent before the first step and where nothing was reported. */
-  used?: number;
+  used?: number | undefined;
   /** The window: config.contextLength. */
-  limit?: number;
+  limit?: number | undefined;
   /** The token ledger so far. */
   ledger: LedgerEntry[];
 }
@@ -55,9 +55,9 @@ export interface StepBudget {
  */
 export interface AgentLoopSideTasks {
   /** Chooses the shortlist for `preselect: true`. @default preselect on tasks.toolSelect's endpoint, keywords first only under `preselectKeywords` */
-  preselect?: PreselectTools;
+  preselect?: PreselectTools | undefined;
   /** Writes the summary for `compact: true`. @default summariser on tasks.compaction; none without it */
-  summarise?: Summariser;
+  summarise?: Summariser | undefined;
 }
 
 /** Options for {@link runAgentLoop}. */
@@ -65,65 +65,68 @@ export interface AgentLoopOptions {
   /** The endpoint, the model and the tool policy. */
   config: AgentLoopConfig;
   /** Sent as the first message; on-demand and proxied modes append the catalogue. */
-  system?: string;
+  system?: string | undefined;
   /** The transcript, ending in the question; never written to. */
   messages: readonly Message[];
   /** Every tool the run may reach. */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
   /** The same tools, name-only, for on-demand and proxied loading; absent is built from `tools`. */
-  catalog?: readonly CatalogServer[];
+  catalog?: readonly CatalogServer[] | undefined;
   /** A shortlist chosen before the run. */
-  preselected?: readonly string[];
+  preselected?: readonly string[] | undefined;
   /** Whether a shortlist gets a first step of its own (`exclusive`) or is loaded like any load (`append`). @default "exclusive" */
-  preselectRouting?: "exclusive" | "append";
+  preselectRouting?: "exclusive" | "append" | undefined;
   /** Tools loaded by the last run, carried into this one (on-demand mode only). */
-  loaded?: readonly string[];
-  /** Runs a tool call for the host. */
-  dispatch: Dispatch;
+  loaded?: readonly string[] | undefined;
+  /**
+   * Runs a tool call for the host; needed where `tools` are given (a run without them leaves it
+   * out), which the run checks before it sends anything.
+   */
+  dispatch?: Dispatch | undefined;
   /** Hooks gathered onto the question before the first request, and told the answer after. */
-  hooks?: AgentLoopHooks;
+  hooks?: AgentLoopHooks | undefined;
   /** Stops the run. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Hears every event of the run. */
-  onEvent?: (event: RunEventInput) => unknown;
+  onEvent?: ((event: RunEventInput) => unknown) | undefined;
   /** Told of every call the model made; not awaited. */
-  onToolCall?: (request: ToolCallRequest) => unknown;
+  onToolCall?: ((request: ToolCallRequest) => unknown) | undefined;
   /** Told of every result; not awaited. */
-  onToolResult?: (result: ToolCallResult) => unknown;
+  onToolResult?: ((result: ToolCallResult) => unknown) | undefined;
   /** Hears each message the run appends, as it will be replayed, in transcript order; awaited, and what it throws ends the run. */
-  onMessage?: (message: Message, step: number, turn?: Turn) => unknown;
+  onMessage?: ((message: Message, step: number, turn?: Turn) => unknown) | undefined;
   /** Told each turn as it came back; not awaited. */
-  onTurn?: (turn: Turn, step: number) => unknown;
+  onTurn?: ((turn: Turn, step: number) => unknown) | undefined;
   /** Handed each step's request as first built, before it is sent; for reading. */
-  onRequest?: (request: RequestBody, step: number) => unknown;
+  onRequest?: ((request: RequestBody, step: number) => unknown) | undefined;
   /** Handed the transcript before each request; may return a replacement. */
-  beforeStep?: (messages: Message[], step: number, budget: StepBudget) => Message[] | undefined | void | Promise<Message[] | undefined | void>;
+  beforeStep?: ((messages: Message[], step: number, budget: StepBudget) => Message[] | undefined | void | Promise<Message[] | undefined | void>) | undefined;
   /** Run a step's calls together. @default false */
-  parallel?: boolean;
+  parallel?: boolean | undefined;
   /** Make an identical call once per step; a predicate is asked per call. @default true */
-  dedupeToolCalls?: boolean | ((request: ToolCallRequest) => boolean);
+  dedupeToolCalls?: (boolean | ((request: ToolCallRequest) => boolean)) | undefined;
   /** How requests order their tools. @default true (name order) */
-  toolOrder?: ToolOrder;
+  toolOrder?: ToolOrder | undefined;
   /** Look for calls written into a reply as text. @default true */
-  recoverToolCalls?: boolean;
+  recoverToolCalls?: boolean | undefined;
   /** Continuations to try for an answer cut off at maxTokens. @default 0 */
-  maxContinuations?: number;
+  maxContinuations?: number | undefined;
   /** Make the preselection with tasks.toolSelect or toolSelectModel. @default false */
-  preselect?: boolean;
+  preselect?: boolean | undefined;
   /** Told each answered run's question and the tools it used, and read by the loop's own preselection. @default none */
-  usageMemory?: UsageMemory;
+  usageMemory?: UsageMemory | undefined;
   /**
    * With `preselect`, match the question's words against the tool names first and ask the model
    * only what the words cannot settle, as `preselect(..., { keywords })` does; thresholds tune it.
    * @default false (the model makes every preselection)
    */
-  preselectKeywords?: boolean | KeywordThresholds;
+  preselectKeywords?: boolean | KeywordThresholds | undefined;
   /**
    * Fold the transcript once the window is filling, with tasks.compaction (or sideTasks.summarise):
    * the smallest of contextLength, a window the endpoint's overflow named and Ollama's loaded one;
    * and fold and send once more a step the endpoint refuses as too big. @default false
    */
-  compact?: boolean;
+  compact?: boolean | undefined;
   /**
    * Asked of each call the model makes whether it runs (`allow`), is answered as denied (`deny`,
    * or `{ deny: reason }`), or waits for a person (`ask`); handed the call as dispatch would be,
@@ -132,7 +135,7 @@ export interface AgentLoopOptions {
    * own load_tools is never asked about.
    * @default every call runs
    */
-  approve?: ApprovePolicy;
+  approve?: ApprovePolicy | undefined;
   /**
    * Check each call's arguments against its tool's JSON Schema (draft 2020-12, the schema as
    * declared, never a strict or grammar rewrite of it) before it runs; arguments that do not
@@ -140,29 +143,29 @@ export interface AgentLoopOptions {
    * markArgumentsChecked is left to check its own.
    * @default true
    */
-  validateArguments?: boolean;
+  validateArguments?: boolean | undefined;
   /** The ledger a previous run handed back, to continue. */
-  ledger?: readonly LedgerEntry[];
+  ledger?: readonly LedgerEntry[] | undefined;
   /** The side-task functions `preselect` and `compact` call. */
-  sideTasks?: AgentLoopSideTasks;
+  sideTasks?: AgentLoopSideTasks | undefined;
   /** The client to send with. @default the pooled client for config */
-  client?: OpenAI;
+  client?: OpenAI | undefined;
   /** Told each notice as it is emitted. */
-  onNotice?: (text: string) => unknown;
+  onNotice?: ((text: string) => unknown) | undefined;
   /**
    * The run's clock, in epoch milliseconds: it stamps each event's `at`, times each tool call
    * and measures each step's loading wait. A turn's own `firstTokenMs` and `durationMs` are
    * taken by the stream on its monotonic clock (streamTurn's `now`), which this does not replace.
    * @default Date.now
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /**
    * Waits between a step's attempts: a retry's backoff and each poll of a server still loading
    * the model. A test hook, so a run can go through a loading wait without real time passing.
    * @default a timer
    * @internal
    */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
 /**
@@ -187,7 +190,7 @@ export interface ResumeAgentLoopOptions extends Omit<
    * The decisions, by call id: `true` runs the call, `{ deny: reason }` answers it as denied with
    * the reason; a waiting call left out keeps waiting.
    */
-  decisions?: ApprovalDecisions;
+  decisions?: ApprovalDecisions | undefined;
 }
 
 /** How a run came back: answered, or stopped before calls that wait for a person. */
@@ -200,7 +203,7 @@ export interface AgentLoopResult {
   /** The calls waiting for a person, as dispatch would be handed them (repaired arguments); empty where none wait. */
   pending: ToolCallRequest[];
   /** What resumeAgentLoop continues the run from: plain JSON, present only while calls wait. */
-  state?: RunState;
+  state?: RunState | undefined;
   /** The last turn, as the run saw it (recovered calls folded in). */
   turn: Turn;
   /** The transcript passed in plus what the run added, the question as typed. */

@@ -17,17 +17,17 @@ export interface PreselectRequest {
   /** The small model to ask: tasks.toolSelect's, else toolSelectModel. */
   model: string;
   /** tasks.toolSelect as the agent states it, where it does. */
-  task?: ResolvedTask;
+  task?: ResolvedTask | undefined;
   /** The catalogue, held to the tools the run can reach. */
   catalog: CatalogServer[];
   /** The question's text. */
   prompt: string;
   /** The run's signal. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Says a sentence as a notice of the run. */
   onNotice: (text: string) => void;
   /** The run's `preselectKeywords`: match keywords first, asking the model only where they are not confident. @default false */
-  keywords?: boolean | KeywordThresholds;
+  keywords?: boolean | KeywordThresholds | undefined;
 }
 
 /** Makes the preselection runAgentLoop's `preselect: true` asks for. */

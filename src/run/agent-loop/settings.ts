@@ -36,16 +36,16 @@ export interface LoopSettings {
   toolDiscovery: ToolDiscovery;
   /**
    * The most tool-calling steps: `config.maxToolIterations`, a whole number of at least one;
-   * absent or unreadable is {@link DEFAULT_MAX_TOOL_ITERATIONS}, as a resolved agent document has it.
+   * absent is {@link DEFAULT_MAX_TOOL_ITERATIONS}, as a resolved agent document has it (a value below 1 is refused before the run opens).
    * @default 20
    */
   maxToolIterations: number;
   /** The window in tokens: `config.contextLength`; absent weighs no request and plans no fold. */
-  contextLength?: number;
+  contextLength?: number | undefined;
   /** Re-sends for a transient failure: `config.maxRetries`; absent is runTurn's. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** The loading wait in seconds: `config.loadingTimeoutSeconds`, 0 meaning none; absent or unreadable is runTurn's. */
-  loadingTimeoutSeconds?: number;
+  loadingTimeoutSeconds?: number | undefined;
   /** The system prompt. @default "" */
   system: string;
   /** Whether a shortlist gets a first step of its own or is loaded like any load. @default "exclusive" */
@@ -65,11 +65,11 @@ export interface LoopSettings {
   /** Fold the transcript once the window is filling. @default false */
   compact: boolean;
   /** Asked of each call whether it runs, is denied or waits for a person; absent runs every call. */
-  approve?: ApprovePolicy;
+  approve?: ApprovePolicy | undefined;
   /** Check each call's arguments against its tool's JSON Schema before it runs. @default true */
   validateArguments: boolean;
   /** The hooks, where the run has a runner; absent runs none. */
-  hooks?: LoopHooks;
+  hooks?: LoopHooks | undefined;
   /**
    * The run's clock, in epoch milliseconds: it stamps each event's `at`, times each tool call
    * and measures each step's loading wait. A turn's own timings (`firstTokenMs`, `durationMs`)
@@ -78,7 +78,7 @@ export interface LoopSettings {
    */
   now: () => number;
   /** Waits between a step's attempts; absent is runTurn's timer. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
 /** The defaults of {@link LoopSettings}, in one place. */

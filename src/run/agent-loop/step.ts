@@ -134,7 +134,12 @@ async function request(run: LoopRun, endpoint: LoopEndpoint, head: StepHead, tra
   let turn = await runTurnIn(run.state, client, supports, build, { ...turnOptions(run, stream), checkPromptCount: promptCheck(run, step) });
   const firstUsage = turn.usage;
   if (turn.finishReason === "length") {
-    run.onNotice(`The reply was cut off at the ${positiveNumber(config.maxTokens) ?? "server's"}-token ceiling (maxTokens).`);
+    const ceiling = positiveNumber(config.maxTokens);
+    run.onNotice(
+      ceiling !== undefined
+        ? `The reply was cut off at the ${ceiling}-token ceiling (maxTokens).`
+        : "The reply was cut off at the server's own token ceiling (no maxTokens was set).",
+    );
     if (settings.maxContinuations > 0 && last) {
       turn = await continueTurn(client, supports, last, turn, {
         ...stream,

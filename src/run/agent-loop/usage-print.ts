@@ -15,7 +15,7 @@ import type { LedgerRequestPrint, SentRequestPrint } from "../run-state.js";
 /** A request's messages and tools, as the accounting compares them. */
 interface Compared {
   messages: readonly Message[];
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
 }
 
 /** The leading system and developer messages of a request. */

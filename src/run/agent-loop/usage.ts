@@ -20,7 +20,7 @@ export interface SentRequest {
   /** The messages as sent, leading system prompt and hook context included. */
   messages: readonly Message[];
   /** The tools as declared. */
-  tools?: readonly ToolDefinition[];
+  tools?: readonly ToolDefinition[] | undefined;
 }
 
 /** A step as the accounting is told it. */
@@ -88,11 +88,11 @@ export interface UsageAccount {
 export interface RestoredUsage {
   totals: RunTotals;
   /** The prompt the last request reported. */
-  used?: number;
+  used?: number | undefined;
   /** The last request sent, as digests. */
-  sent?: SentRequestPrint;
+  sent?: SentRequestPrint | undefined;
   /** The request behind the ledger's last entry, as digests. */
-  recorded?: LedgerRequestPrint;
+  recorded?: LedgerRequestPrint | undefined;
 }
 
 /**
