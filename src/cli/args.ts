@@ -35,7 +35,7 @@ Options:
 
 ${EXIT_CODE_TEXT}
 `,
-  demo: `Usage: agent-core demo [--base-url URL --model NAME [--api-key-env VAR]] [--folder DIR]
+  demo: `Usage: agent-core demo [--base-url URL --model NAME [--api-key-env VAR] [--header "N: V"]...] [--folder DIR]
 
 Runs one short agent loop with two real tools, list_files (the files of a folder) and
 calculate (arithmetic, parsed, never eval'd), and prints it as it happens: the answer as it
@@ -57,7 +57,7 @@ Options:
 
 ${EXIT_CODE_TEXT}
 `,
-  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--key-salt-env VAR] [--json] [--snapshot FILE] [--timeout SECONDS]
+  probe: `Usage: agent-core probe URL [--model NAME] [--api-key-env VAR] [--header "N: V"]... [--key-salt-env VAR] [--json] [--snapshot FILE] [--timeout SECONDS]
 
 Finds out, with a handful of tiny requests, what an endpoint and one model on it support:
 the served window and where it came from, usage in the stream, the max-tokens spelling,

@@ -137,7 +137,9 @@ const OVERFLOW_WORDS: RegExp[] = [
   /longer than the model'?s? context/i,
   // Ollama's llama-server runner: "the prompt is longer than the context length currently available to the model; …".
   /longer than the context length/i,
-  // SiliconFlow (code 20015): "length of prompt_tokens (68957) must be less than max_seq_len (65536)".
+  // SiliconFlow: "length of prompt_tokens (68957) must be less than max_seq_len (65536)". Its code
+  // 20015 says only that a parameter is wrong (it also comes with a missing reasoning_content,
+  // agentscope-ai/QwenPaw#433), so the words decide, not the code.
   /must be less than max_seq_len/i,
   // Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)".
   /input token count \(\d+\) exceeds the maximum number of tokens/i,
@@ -174,9 +176,6 @@ const OVERFLOW_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", 
 // and TPM); 17 (daily) and 19 (total) are quotas and stay out.
 const BAIDU_OVERFLOW_CODES: ReadonlySet<number> = new Set([336007, 336103]);
 const BAIDU_RATE_CODES: ReadonlySet<number> = new Set([4, 18, 336501, 336502]);
-
-// SiliconFlow's numeric `code` for a prompt longer than the model's max_seq_len.
-const SILICONFLOW_OVERFLOW_CODES: ReadonlySet<number> = new Set([20015]);
 
 // A quota or spending cap spent is not a rate limit: waiting seconds does not bring it back.
 // OpenAI's insufficient_quota, Ark's QuotaExceeded (free trial spent) and SetLimitExceeded (the
@@ -241,7 +240,6 @@ export function isOverflow(error: unknown): boolean {
   if (isRateLimit(description)) return false;
   if (description.code !== undefined && OVERFLOW_CODES.has(description.code)) return true;
   if (description.errorCode !== undefined && BAIDU_OVERFLOW_CODES.has(description.errorCode)) return true;
-  if (description.errorCode !== undefined && SILICONFLOW_OVERFLOW_CODES.has(description.errorCode)) return true;
   if (description.type === "exceed_context_size_error") return true;
   return OVERFLOW_WORDS.some((pattern) => pattern.test(description.message));
 }
