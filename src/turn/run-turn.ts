@@ -232,9 +232,11 @@ export async function runTurnIn(
           ...(told.requested !== undefined ? { requested: told.requested } : {}),
         });
       }
-      // A server fault sent inside the stream leaves the answer unusable, shown or not: re-sent like a lost connection.
+      // Nothing is re-sent once the model has started answering, a server fault included: the
+      // failure carries what was shown (`partial`) and the caller decides.
+      if (produced.value) throw error;
+      // Before any output a server fault inside the stream is re-sent like a lost connection.
       const faulted = StreamErrorEvent.is(error) && error.serverFault;
-      if (produced.value && !faulted) throw error;
       if (loadingTimeoutMs > 0 && isModelLoading(error)) {
         const at = now();
         if (loadingSince === undefined) {
@@ -249,10 +251,9 @@ export async function runTurnIn(
       if (retries < maxRetries && (faulted || isTransient(error))) {
         const delay = backoffMs(retries, error);
         retries += 1;
-        const lost = produced.value ? "; the reply shown so far is discarded" : "";
         notify(
           options.onNotice,
-          `The request failed (${shortMessage(error) || "no message"})${lost}; retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`,
+          `The request failed (${shortMessage(error) || "no message"}); retry ${retries} of ${maxRetries} in ${Math.round(delay / 100) / 10} s.`,
         );
         await sleep(delay, signal);
         continue;
@@ -279,11 +280,9 @@ export async function runTurnIn(
  * - A transient failure (a dropped connection, a stream that stopped before it said it finished,
  *   an empty one, a silent endpoint, a rate limit, including the 429 that borrows overflow's
  *   words, in a status or inside the stream) is retried up to `maxRetries` times with backoff, and only
- *   while nothing was produced: once the model has started answering nothing is re-sent. The
- *   exception is a server fault sent inside the stream (a {@link StreamErrorEvent} with a 5xx
- *   code), which leaves the answer unusable however much of it was shown: it is re-sent within
- *   the same budget, the notice saying the reply shown so far is discarded, and thrown once the
- *   budget is spent.
+ *   while nothing was produced: once the model has started answering nothing is re-sent, a server
+ *   fault inside the stream (a {@link StreamErrorEvent} with a 5xx code) included; the failure
+ *   carries what was shown as `partial`.
  * - An endpoint's overflow refusal, in any family's words or inside a 200 stream, throws
  *   ContextOverflow with the endpoint's words and the original error as `cause`; its `limit` and
  *   `requested` are the endpoint's own numbers where the refusal names them (llama.cpp's `n_ctx`

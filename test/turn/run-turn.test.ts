@@ -220,24 +220,36 @@ describe("runTurn: retries", () => {
     });
   });
 
-  it("re-sends a reply the server faulted part-way through, saying the reply shown so far is discarded", async () => {
+  it("re-sends nothing once a server fault broke off a reply already shown, and carries what was shown", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
       context.server.script(faultAfter("Par"), turn({ content: "Paris" }));
       const shown: string[] = [];
-      const answered = await run(context, { model: M }, { maxRetries: 2, onOutput: (text) => shown.push(text) });
+      const error = await run(context, { model: M }, { maxRetries: 2, onOutput: (text) => shown.push(text) }).catch((caught: unknown) => caught);
+      expect(StreamErrorEvent.is(error)).toBe(true);
+      expect(error).toMatchObject({ produced: true, serverFault: true, message: PEG_FAULT, partial: { content: "Par" } });
+      expect(shown.join("")).toBe("Par");
+      expect(context.server.chatBodies()).toHaveLength(1);
+      expect(context.sleeps).toEqual([]);
+      expect(context.notices).toEqual([]);
+    });
+  });
+
+  it("re-sends a server fault that came before any output, within maxRetries", async () => {
+    await withEndpoint({ profile: "llama.cpp" }, async (context) => {
+      context.server.script(faultAfter(""), turn({ content: "Paris" }));
+      const answered = await run(context, { model: M }, { maxRetries: 2 });
       expect(answered.content).toBe("Paris");
-      expect(shown.join("")).toBe("ParParis");
       expect(context.server.chatBodies()).toHaveLength(2);
-      expect(context.notices).toEqual([`The request failed (${PEG_FAULT}); the reply shown so far is discarded; retry 1 of 2 in 1 s.`]);
+      expect(context.notices).toEqual([`The request failed (${PEG_FAULT}); retry 1 of 2 in 1 s.`]);
     });
   });
 
   it("throws the server's fault once the retries are spent", async () => {
     await withEndpoint({ profile: "llama.cpp" }, async (context) => {
-      context.server.script(faultAfter("Par"), faultAfter("Lon"));
+      context.server.script(faultAfter(""), faultAfter(""));
       const error = await run(context, { model: M }, { maxRetries: 1 }).catch((caught: unknown) => caught);
       expect(StreamErrorEvent.is(error)).toBe(true);
-      expect(error).toMatchObject({ produced: true, serverFault: true, message: PEG_FAULT });
+      expect(error).toMatchObject({ produced: false, serverFault: true, message: PEG_FAULT });
       expect(context.server.chatBodies()).toHaveLength(2);
       expect(context.sleeps).toEqual([1000]);
     });

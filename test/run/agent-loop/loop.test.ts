@@ -445,33 +445,35 @@ describe("runAgentLoop: a server fault inside the stream", () => {
     done: false,
   });
 
-  it("re-sends the step after a tool call's reply broke off, the transcript holding only the answered reply", async () => {
+  it("ends the run when a step's reply broke off after output, re-sending nothing, the transcript as valid as before the step", async () => {
     await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
       server.script(calls(["read", { path: "a" }]), faultAfter("I will"), answer("All tidy."));
       const notices: string[] = [];
-      const result = await run({
+      const error = await run({
         config: { ...config, maxRetries: 1 },
         tools: [tool("read")],
         sleep: async () => undefined,
         onNotice: (text) => notices.push(text),
-      });
-      expect(result.turn.content).toBe("All tidy.");
-      expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
-      expect(result.messages.some((message) => typeof message.content === "string" && message.content.includes("I will"))).toBe(false);
-      expect(validateTranscript(result.messages)).toEqual([]);
-      expect(notices.filter((text) => text.includes("the reply shown so far is discarded"))).toHaveLength(1);
+      }).catch((caught: unknown) => caught);
+      expect(AgentLoopError.is(error)).toBe(true);
+      expect((error as Error).message).toBe(PEG_FAULT);
+      expect((error as AgentLoopError).cause).toMatchObject({ produced: true, serverFault: true, partial: { content: "I will" } });
+      const messages = failedRun(error)?.messages ?? [];
+      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
+      expect(messages.some((message) => typeof message.content === "string" && message.content.includes("I will"))).toBe(false);
+      expect(validateTranscript(messages)).toEqual([]);
+      expect(server.chatBodies()).toHaveLength(2);
+      expect(notices.filter((text) => text.startsWith("The request failed"))).toEqual([]);
     });
   });
 
-  it("ends with the server's error once the retries are spent, the transcript as valid as before the step", async () => {
+  it("re-sends the step when the server faulted before any output, the transcript holding only the answered reply", async () => {
     await withLoop({ profile: "llama.cpp" }, async ({ server, run, config }) => {
-      server.script(calls(["read", { path: "a" }]), faultAfter("I will"), faultAfter("I shall"));
-      const error = await run({ config: { ...config, maxRetries: 1 }, tools: [tool("read")], sleep: async () => undefined }).catch((caught: unknown) => caught);
-      expect(AgentLoopError.is(error)).toBe(true);
-      expect((error as Error).message).toBe(PEG_FAULT);
-      const messages = failedRun(error)?.messages ?? [];
-      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
-      expect(validateTranscript(messages)).toEqual([]);
+      server.script(calls(["read", { path: "a" }]), faultAfter(""), answer("All tidy."));
+      const result = await run({ config: { ...config, maxRetries: 1 }, tools: [tool("read")], sleep: async () => undefined });
+      expect(result.turn.content).toBe("All tidy.");
+      expect(result.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+      expect(validateTranscript(result.messages)).toEqual([]);
       expect(server.chatBodies()).toHaveLength(3);
     });
   });
