@@ -25,7 +25,16 @@ interface Entry {
   source: Record<string, string>;
   license: string;
   note?: string;
-  turn: Omit<Turn, "content" | "reasoning" | "durationMs" | "firstTokenMs"> & { content: Pinned; reasoning: Pinned; notices?: string[] };
+  /** The Turn the recording reads to; absent where the recording is a failure (`error`). */
+  turn?: Omit<Turn, "content" | "reasoning" | "durationMs" | "firstTokenMs"> & { content: Pinned; reasoning: Pinned; notices?: string[] };
+  /** The failure a recording of a broken reply must give: its class, words and what it had shown. */
+  error?: {
+    name: string;
+    message: string;
+    serverFault: boolean;
+    produced: boolean;
+    partial: { content: string; reasoning: string; toolCalls: Turn["toolCalls"] };
+  };
 }
 
 const manifest = JSON.parse(readFileSync(join(folder, "manifest.json"), "utf8")) as { entries: Entry[] };
@@ -100,6 +109,7 @@ async function replay(parts: readonly Buffer[], contentType: string): Promise<{ 
 
 function expectTurn(entry: Entry, turn: Turn, notices: string[]): void {
   const pinned = entry.turn;
+  if (pinned === undefined) throw new Error(`${entry.file}: pins no turn`);
   const label = `${entry.file}${entry.exchange ? `#${entry.exchange}` : ""}`;
   expectPinned(turn.content, pinned.content, `${label}: content`);
   expectPinned(turn.reasoning, pinned.reasoning, `${label}: reasoning`);
@@ -110,6 +120,19 @@ function expectTurn(entry: Entry, turn: Turn, notices: string[]): void {
   expect(notices, `${label}: notices`).toEqual(pinned.notices ?? []);
 }
 
+/** A recording of a broken reply rejects with its pinned class, words and what it had shown. */
+async function expectFailure(entry: Entry, parts: readonly Buffer[], contentType: string): Promise<void> {
+  const pinned = entry.error!;
+  const error = await replay(parts, contentType).then(
+    () => undefined,
+    (caught: unknown) => caught as Record<string, unknown>,
+  );
+  expect(error, `${entry.file}: answered`).toBeDefined();
+  expect(error).toMatchObject({ name: pinned.name, message: pinned.message, serverFault: pinned.serverFault, produced: pinned.produced });
+  const partial = error!.partial as Turn;
+  expect({ content: partial.content, reasoning: partial.reasoning, toolCalls: partial.toolCalls }).toEqual(pinned.partial);
+}
+
 describe("the recorded corpus", () => {
   it("holds at least 40 recordings from at least 8 providers or servers, each with its source and licence", () => {
     expect(manifest.entries.length).toBeGreaterThanOrEqual(40);
@@ -118,6 +141,7 @@ describe("the recorded corpus", () => {
       expect(entry.license, entry.file).toMatch(/\S/);
       expect(Object.keys(entry.source).length, entry.file).toBeGreaterThan(0);
       if (entry.source.repository !== undefined) expect(entry.source.commit, entry.file).toMatch(/^[0-9a-f]{40}$/);
+      expect(entry.turn === undefined, `${entry.file}: pins a turn or an error, one of the two`).toBe(entry.error !== undefined);
     }
   });
 
@@ -134,16 +158,22 @@ describe.each(manifest.entries.map((entry) => [`${entry.provider}: ${entry.file}
   (_name, entry) => {
     const { bytes, contentType } = recordedBody(entry);
 
-    it("reads to its pinned Turn in one piece", async () => {
-      const { turn, notices } = await replay([bytes], contentType);
-      expectTurn(entry, turn, notices);
+    it(entry.error ? "fails as pinned in one piece, never as an answer" : "reads to its pinned Turn in one piece", async () => {
+      if (entry.error) await expectFailure(entry, [bytes], contentType);
+      else {
+        const { turn, notices } = await replay([bytes], contentType);
+        expectTurn(entry, turn, notices);
+      }
     });
 
-    it("reads to the same Turn cut at random byte boundaries", async () => {
+    it(entry.error ? "fails the same cut at random byte boundaries" : "reads to the same Turn cut at random byte boundaries", async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(fc.nat({ max: bytes.length }), { minLength: 1, maxLength: 40 }), async (points) => {
-          const { turn, notices } = await replay(cut(bytes, points), contentType);
-          expectTurn(entry, turn, notices);
+          if (entry.error) await expectFailure(entry, cut(bytes, points), contentType);
+          else {
+            const { turn, notices } = await replay(cut(bytes, points), contentType);
+            expectTurn(entry, turn, notices);
+          }
         }),
         { numRuns: 3 },
       );
