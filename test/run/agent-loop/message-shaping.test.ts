@@ -1,58 +1,25 @@
 import { describe, expect, it } from "vitest";
-import type { Message, ToolDefinition } from "../../../src/shapes/config.js";
-import { runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult } from "../../../src/run/agent-loop.js";
-import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
+import type { Message } from "../../../src/shapes/config.js";
+import type { AgentLoopOptions } from "../../../src/run/agent-loop.js";
+import { clearState, createState } from "../../../src/state/state.js";
 import { exportCapabilitiesIn, importCapabilitiesIn } from "../../../src/wire/snapshot.js";
 import { SUMMARY_LEAD } from "../../../src/run/compaction.js";
 import { TOOLS_IN_PROMPT_LEAD } from "../../../src/wire/message-shaping.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
-
-const read: ToolDefinition = {
-  type: "function",
-  function: { name: "read", description: "Reads a file.", parameters: { type: "object", properties: { path: { type: "string" } } } },
-};
+import { withModelLoop, type ModelLoop } from "../../support/model-loop.js";
+import { turn, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
 
 const question: Message[] = [{ role: "user", content: "Read a, then say what it holds." }];
 const callStep = (id?: string): Scripted => turn({ toolCalls: [{ name: "read", arguments: { path: "a" }, ...(id ? { id } : {}) }] });
 const answer = (content = "Done."): Scripted => turn({ content });
 
-interface Harness {
-  server: EndpointServer;
-  notices: string[];
-  /** Runs the loop on a runtime state: the harness's own unless another is given. */
-  run(model: string, options?: Partial<AgentLoopOptions>, state?: RuntimeState): Promise<AgentLoopResult>;
-  state: RuntimeState;
-}
-
-async function withLoop(endpoint: EndpointOptions, body: (harness: Harness) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(endpoint);
-  const state = createState();
-  const notices: string[] = [];
-  try {
-    await body({
-      server,
-      state,
-      notices,
-      run: (model, options = {}, on = state) =>
-        runAgentLoopIn(on, {
-          config: { baseUrl: server.baseUrl, model, maxRetries: 0 },
-          messages: question,
-          tools: [read],
-          dispatch: ({ args }) => `contents of ${String((args as { path?: unknown }).path)}`,
-          onNotice: (text) => notices.push(text),
-          ...options,
-        }),
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
+function withLoop(endpoint: EndpointOptions, body: (loop: ModelLoop) => Promise<void>): Promise<void> {
+  return withModelLoop(endpoint, question, body);
 }
 
 const refusals = (server: EndpointServer): string[] => server.chatRequests().flatMap((request) => (request.refused ? [request.refused] : []));
 
 /** Runs the same loop again on the same runtime and on a fresh one that imported its snapshot; neither may meet a refusal. */
-async function meetsNoneAgain(harness: Harness, model: string, options: Partial<AgentLoopOptions>, scripts: () => Scripted[]): Promise<void> {
+async function meetsNoneAgain(harness: ModelLoop, model: string, options: Partial<AgentLoopOptions>, scripts: () => Scripted[]): Promise<void> {
   const { server, state, run } = harness;
   const before = refusals(server).length;
   server.script(...scripts());

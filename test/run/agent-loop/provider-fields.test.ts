@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { AssistantMessage, Message, ToolDefinition } from "../../../src/shapes/config.js";
-import { runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult } from "../../../src/run/agent-loop.js";
-import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
+import type { AssistantMessage, Message } from "../../../src/shapes/config.js";
 import { exportCapabilitiesIn } from "../../../src/wire/snapshot.js";
-import { startEndpoint, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
+import { withModelLoop, type ModelLoop } from "../../support/model-loop.js";
+import type { EndpointOptions, Scripted } from "../../support/endpoint.js";
 import { validateTranscript } from "../../support/transcript.js";
-
-const read: ToolDefinition = {
-  type: "function",
-  function: { name: "read", description: "Reads a file.", parameters: { type: "object", properties: { path: { type: "string" } } } },
-};
 
 const question: Message[] = [{ role: "user", content: "Read a and b, then say what they hold." }];
 const GEMINI = "gemini-3-pro-preview";
@@ -52,36 +46,8 @@ const answerChunks = (content: string, extra: Record<string, unknown> = {}): Scr
   chunks: [{ choices: [{ index: 0, delta: { role: "assistant", content, ...extra } }] }, { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }],
 });
 
-interface Harness {
-  server: EndpointServer;
-  state: RuntimeState;
-  notices: string[];
-  run(model: string, options?: Partial<AgentLoopOptions>): Promise<AgentLoopResult>;
-}
-
-async function withLoop(endpoint: EndpointOptions, body: (harness: Harness) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(endpoint);
-  const state = createState();
-  const notices: string[] = [];
-  try {
-    await body({
-      server,
-      state,
-      notices,
-      run: (model, options = {}) =>
-        runAgentLoopIn(state, {
-          config: { baseUrl: server.baseUrl, model, maxRetries: 0 },
-          messages: question,
-          tools: [read],
-          dispatch: ({ args }) => `contents of ${String((args as { path?: unknown }).path)}`,
-          onNotice: (text) => notices.push(text),
-          ...options,
-        }),
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
+function withLoop(endpoint: EndpointOptions, body: (loop: ModelLoop) => Promise<void>): Promise<void> {
+  return withModelLoop(endpoint, question, body);
 }
 
 type Wire = Record<string, unknown>;

@@ -1,16 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { AssistantMessage, Message, ToolDefinition } from "../../../src/shapes/config.js";
-import { runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult } from "../../../src/run/agent-loop.js";
-import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
 import { createRuntime } from "../../../src/runtime.js";
 import { exportCapabilitiesIn } from "../../../src/wire/snapshot.js";
 import { messageChars, requestTokens } from "../../../src/text/tokens.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type RecordedRequest } from "../../support/endpoint.js";
-
-const read: ToolDefinition = {
-  type: "function",
-  function: { name: "read", description: "Reads a file.", parameters: { type: "object", properties: { path: { type: "string" } } } },
-};
+import { read, withModelLoop, type ModelLoop } from "../../support/model-loop.js";
+import { turn, type EndpointOptions, type EndpointServer, type RecordedRequest } from "../../support/endpoint.js";
 
 const question: Message[] = [{ role: "user", content: "Read a and b, then say what they hold." }];
 
@@ -21,40 +15,8 @@ const step = (reasoning: string, path: string, content?: string) =>
 /** The three-step loop every family runs: two tool calls with reasoning, then an answer with reasoning. */
 const threeSteps = () => [step("r1: read a first", "a"), step("r2: now b", "b"), turn({ reasoning: "r3: both read", content: "They hold notes." })];
 
-interface Harness {
-  server: EndpointServer;
-  state: RuntimeState;
-  notices: string[];
-  told: Message[];
-  run(model: string, options?: Partial<AgentLoopOptions>): Promise<AgentLoopResult>;
-}
-
-async function withLoop(endpoint: EndpointOptions, body: (harness: Harness) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(endpoint);
-  const state = createState();
-  const notices: string[] = [];
-  const told: Message[] = [];
-  try {
-    await body({
-      server,
-      state,
-      notices,
-      told,
-      run: (model, options = {}) =>
-        runAgentLoopIn(state, {
-          config: { baseUrl: server.baseUrl, model, maxRetries: 0 },
-          messages: question,
-          tools: [read],
-          dispatch: ({ args }) => `contents of ${String((args as { path?: unknown }).path)}`,
-          onNotice: (text) => notices.push(text),
-          onMessage: (message) => void told.push(message),
-          ...options,
-        }),
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
+function withLoop(endpoint: EndpointOptions, body: (loop: ModelLoop) => Promise<void>): Promise<void> {
+  return withModelLoop(endpoint, question, body);
 }
 
 type Wire = Record<string, unknown>;
