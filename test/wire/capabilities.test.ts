@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type OpenAI from "openai";
 import {
   EFFORT_LADDER,
   NegotiationError,
@@ -11,102 +10,14 @@ import {
   modelCapabilitiesForIn,
   negotiate,
   type EndpointCapabilities,
-  type ModelCapabilities,
-  type NegotiateOptions,
 } from "../../src/wire/capabilities.js";
 import { getClientIn } from "../../src/wire/client.js";
 import type { ModelParams } from "../../src/shapes/config.js";
-import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
+import { createState } from "../../src/state/state.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { streamTurn } from "../../src/wire/stream.js";
-import { applyCombinations } from "../../src/wire/refusal-combination.js";
-import {
-  PROFILES,
-  PROFILE_NAMES,
-  startEndpoint,
-  turn,
-  type EndpointOptions,
-  type EndpointServer,
-  type ProfileName,
-  WORDING_SAMPLES,
-} from "../support/endpoint.js";
-
-interface Context {
-  server: EndpointServer;
-  state: RuntimeState;
-  client: OpenAI;
-  supports: EndpointCapabilities;
-  notices: string[];
-}
-
-async function withEndpoint(options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(options);
-  const state = createState();
-  try {
-    await run({
-      server,
-      state,
-      client: getClientIn(state, { baseUrl: server.baseUrl }),
-      supports: capabilitiesForIn(state, server.baseUrl),
-      notices: [],
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
-}
-
-const STRICT_TOOL = {
-  type: "function" as const,
-  function: {
-    name: "lookup",
-    strict: true,
-    parameters: { type: "object", properties: { q: { type: "string", not: { const: "" } } }, required: ["q"], additionalProperties: false },
-  },
-};
-const RELAXED_TOOL = { type: "function" as const, function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } };
-const FORMAT = { type: "json_schema", json_schema: { name: "answer", strict: true, schema: { type: "object", properties: { a: { type: "string" } } } } };
-
-interface Wants {
-  tools?: boolean;
-  format?: boolean;
-}
-
-/** The body the spec's own example builds: every field rebuilt from the records per attempt. */
-function bodyFor(config: ModelParams, supports: EndpointCapabilities, model: ModelCapabilities | undefined, wants: Wants = {}): Record<string, unknown> {
-  const asked = effortFor(model, config.reasoningEffort);
-  const body: Record<string, unknown> = {
-    model: config.model,
-    messages: [{ role: "user", content: "hello" }],
-    stream: true,
-    ...(supports.usageInStream ? { stream_options: { include_usage: true } } : {}),
-    ...(asked ? { reasoning_effort: asked } : {}),
-    ...(config.maxTokens ? (model?.legacyTokenLimit === false ? { max_completion_tokens: config.maxTokens } : { max_tokens: config.maxTokens }) : {}),
-    ...(model?.chosenTemperature && config.temperature !== undefined ? { temperature: config.temperature } : {}),
-  };
-  if (wants.tools) body.tools = [supports.strictSchemas ? STRICT_TOOL : RELAXED_TOOL];
-  if (wants.format && model?.structuredOutput !== false) body.response_format = FORMAT;
-  for (const [field, value] of Object.entries(config.extraBody ?? {})) if (!model?.droppedFields.includes(field)) body[field] = value;
-  return body;
-}
-
-function sendTurn(context: Context, config: ModelParams, wants: Wants = {}, extra: Partial<NegotiateOptions> = {}) {
-  let sent: Record<string, unknown> | undefined;
-  return negotiate(
-    context.supports,
-    (supports, produced, model) => {
-      sent = bodyFor(config, supports, model, wants);
-      return streamTurn(context.client, sent as never, { produced });
-    },
-    {
-      model: config.model,
-      droppable: Object.keys(config.extraBody ?? {}),
-      onNotice: (message) => context.notices.push(message),
-      sentBody: () => sent,
-      ...extra,
-    },
-  );
-}
+import { PROFILES, PROFILE_NAMES, turn, type EndpointOptions, type ProfileName, WORDING_SAMPLES } from "../support/endpoint.js";
+import { bodyFor, sendTurn, withEndpoint, type Wants } from "../support/negotiation.js";
 
 describe("capabilitiesFor", () => {
   it("hands back the same record for the same base URL and key, whatever the trailing slash", () => {
@@ -721,72 +632,6 @@ describe("negotiate: what goes to the caller", () => {
   });
 });
 
-describe("negotiate: reading refusals", () => {
-  it("never throws and never answers a refusal naming nothing it knows, whatever the error looks like", async () => {
-    const { decideRefusal, readRefusal } = await import("../../src/wire/refusal.js");
-    fc.assert(
-      fc.property(fc.oneof(fc.anything(), fc.string(), fc.record({ status: fc.integer(), error: fc.anything() })), (error) => {
-        expect(() => readRefusal(error)).not.toThrow();
-        const decision = decideRefusal(error, { strictSchemas: true, usageInStream: true }, freshModelCapabilities(), "m", [], undefined);
-        expect(["pass", "answer", "stuck"]).toContain(decision.kind);
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  const wordings: Array<[string, string]> = [
-    ["Unrecognized request arguments supplied: min_p, top_k", "min_p,top_k"],
-    ["Unknown parameter: 'min_p'.", "min_p"],
-    ["[{'type': 'extra_forbidden', 'loc': ('body', 'min_p'), 'msg': 'Extra inputs are not permitted', 'input': 0.1}]", "min_p"],
-    ["min_p: Extra inputs are not permitted", "min_p"],
-    ['Invalid JSON payload received. Unknown name "min_p": Cannot find field.', "min_p"],
-  ];
-  for (const [message, expected] of wordings) {
-    it(`reads the refused fields out of "${message.slice(0, 48)}"`, async () => {
-      const { readRefusal } = await import("../../src/wire/refusal.js");
-      expect(readRefusal({ status: 400, error: { message } }).fields.sort().join(",")).toBe(expected);
-    });
-  }
-
-  it("answers llama.cpp's sampler failure for a json_schema reply by asking in words, and leaves strict schemas alone", async () => {
-    const { decideRefusal } = await import("../../src/wire/refusal.js");
-    // llama-server under --reasoning-format none with a template that opens <think> (test/fixtures/llama.cpp/reasoning.json, noneJsonSchema).
-    const error = { status: 400, error: { code: 400, message: "Failed to initialize samplers: std::exception", type: "invalid_request_error" } };
-    const supports = { strictSchemas: true, usageInStream: true };
-    const model = freshModelCapabilities();
-    const format = { response_format: { type: "json_schema", json_schema: { name: "a", schema: {} } } };
-    const decision = decideRefusal(error, supports, model, "m", [], format);
-    expect(decision.kind).toBe("answer");
-    if (decision.kind !== "answer") return;
-    expect(decision.answers.map((answer) => answer.latch)).toEqual(["structuredOutput"]);
-    decision.answers[0]!.apply();
-    expect(model.structuredOutput).toBe(false);
-    expect(supports.strictSchemas).toBe(true);
-    expect(decision.answers[0]!.notice).toMatch(/Failed to initialize samplers: std::exception/);
-    // With tools in the body, or without the sent body, the failure is not the format's to answer.
-    expect(decideRefusal(error, supports, freshModelCapabilities(), "m", [], { ...format, tools: [{ type: "function" }] }).kind).toBe("pass");
-    expect(decideRefusal(error, supports, freshModelCapabilities(), "m", [], undefined).kind).toBe("pass");
-  });
-
-  it("still reads a grammar that failed to parse, behind the sampler's words, as a grammar refusal", async () => {
-    const { decideRefusal } = await import("../../src/wire/refusal.js");
-    // test/fixtures/llama.cpp/refusals.json, repetitionBound: a maxLength of 100000.
-    const error = { status: 400, error: { code: 400, message: "Failed to initialize samplers: failed to parse grammar", type: "invalid_request_error" } };
-    const decision = decideRefusal(error, { strictSchemas: true, usageInStream: true }, freshModelCapabilities(), "m", [], {
-      response_format: { type: "json_schema" },
-    });
-    expect(decision.kind === "answer" && decision.answers.map((answer) => answer.latch)).toEqual(["strictSchemas"]);
-  });
-
-  it("does not take the spelling a refusal suggests for a refused field", async () => {
-    const { readRefusal } = await import("../../src/wire/refusal.js");
-    const reading = readRefusal({
-      error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." },
-    });
-    expect(reading.fields).toEqual(["max_tokens"]);
-  });
-});
-
 describe("negotiate: bad arguments", () => {
   it("says what it needs rather than crashing on a missing record or callback", async () => {
     await expect(negotiate(undefined as never, async () => "x")).rejects.toThrow(/capabilitiesFor/);
@@ -799,40 +644,5 @@ describe("negotiate: bad arguments", () => {
     expect(seen).toMatchObject({ legacyTokenLimit: true });
     expect(supports.models.get("m")).toBe(seen);
     expect(Object.keys(supports)).toEqual(["strictSchemas", "usageInStream"]);
-  });
-});
-
-describe("negotiate: a field refused only beside another", () => {
-  const config: ModelParams = { model: "gpt-5.4", reasoningEffort: "low" };
-
-  it("re-sends once without the effort beside tools, latching neither the effort nor a rung off", async () => {
-    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
-      context.server.script(turn({ content: "ok" }), turn({ content: "ok" }));
-      let sent: Record<string, unknown> | undefined;
-      const send = (wants: Wants) =>
-        negotiate(
-          context.supports,
-          (supports, produced, model) => {
-            sent = applyCombinations(bodyFor(config, supports, model, wants), model);
-            return streamTurn(context.client, sent as never, { produced });
-          },
-          { model: config.model, onNotice: (message) => context.notices.push(message), sentBody: () => sent },
-        );
-      await send({ tools: true });
-      await send({});
-      const bodies = context.server.chatBodies();
-      expect(bodies.map((body) => body.reasoning_effort)).toEqual(["low", undefined, "low"]);
-      expect(context.notices).toHaveLength(1);
-      expect(context.supports.models.get("gpt-5.4")).toMatchObject({ reasoningEffort: true, refusedEfforts: [], droppedWithTools: ["reasoning_effort"] });
-    });
-  });
-
-  it("ends in a NegotiationError where the send callback ignores the combination latch", async () => {
-    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
-      const failure = await sendTurn(context, config, { tools: true }).catch((error: unknown) => error);
-      expect(NegotiationError.is(failure)).toBe(true);
-      expect((failure as NegotiationError).attempts).toBe(2);
-      expect(context.server.chatBodies()).toHaveLength(2);
-    });
   });
 });

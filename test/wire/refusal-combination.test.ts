@@ -1,10 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { Message, ToolDefinition } from "../../src/shapes/config.js";
+import type { Message, ModelParams, ToolDefinition } from "../../src/shapes/config.js";
 import { applyCombinations, declaresTools, decideCombination, readCombination } from "../../src/wire/refusal-combination.js";
 import { decideRefusal } from "../../src/wire/refusal.js";
-import { freshEndpointCapabilities, freshModelCapabilities, modelCapabilitiesForIn, type ModelCapabilities } from "../../src/wire/capabilities.js";
+import {
+  NegotiationError,
+  freshEndpointCapabilities,
+  freshModelCapabilities,
+  modelCapabilitiesForIn,
+  negotiate,
+  type ModelCapabilities,
+} from "../../src/wire/capabilities.js";
 import { buildBody } from "../../src/wire/request-body.js";
+import { streamTurn } from "../../src/wire/stream.js";
 import { buildSideTaskBody, type SideTaskRequest } from "../../src/turn/side-task-request.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { configureKeySaltIn } from "../../src/wire/key-fingerprint.js";
@@ -13,6 +21,7 @@ import { resetAll } from "../../src/reset.js";
 import { runAgentLoop, runAgentLoopIn, type AgentLoopConfig } from "../../src/run/agent-loop.js";
 import { ask, askIn } from "../../src/turn/side-task.js";
 import { PROFILES, REFUSAL_KINDS, WORDING_SAMPLES, messageOf, refusalWording, startEndpoint, turn, type EndpointServer } from "../support/endpoint.js";
+import { bodyFor, sendTurn, withEndpoint, type Wants } from "../support/negotiation.js";
 
 const M = "gpt-5.4";
 
@@ -454,5 +463,40 @@ describe("the snapshot", () => {
       ignored: [],
     });
     expect(modelCapabilitiesForIn(state, "http://x/v1", undefined, M)).toEqual({ ...freshModelCapabilities(), droppedFields: ["min_p"] });
+  });
+});
+
+describe("negotiate: a field refused only beside another", () => {
+  const config: ModelParams = { model: "gpt-5.4", reasoningEffort: "low" };
+
+  it("re-sends once without the effort beside tools, latching neither the effort nor a rung off", async () => {
+    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
+      context.server.script(turn({ content: "ok" }), turn({ content: "ok" }));
+      let sent: Record<string, unknown> | undefined;
+      const send = (wants: Wants) =>
+        negotiate(
+          context.supports,
+          (supports, produced, model) => {
+            sent = applyCombinations(bodyFor(config, supports, model, wants), model);
+            return streamTurn(context.client, sent as never, { produced });
+          },
+          { model: config.model, onNotice: (message) => context.notices.push(message), sentBody: () => sent },
+        );
+      await send({ tools: true });
+      await send({});
+      const bodies = context.server.chatBodies();
+      expect(bodies.map((body) => body.reasoning_effort)).toEqual(["low", undefined, "low"]);
+      expect(context.notices).toHaveLength(1);
+      expect(context.supports.models.get("gpt-5.4")).toMatchObject({ reasoningEffort: true, refusedEfforts: [], droppedWithTools: ["reasoning_effort"] });
+    });
+  });
+
+  it("ends in a NegotiationError where the send callback ignores the combination latch", async () => {
+    await withEndpoint({ profile: "openai", refuse: { reasoningEffortWithTools: true } }, async (context) => {
+      const failure = await sendTurn(context, config, { tools: true }).catch((error: unknown) => error);
+      expect(NegotiationError.is(failure)).toBe(true);
+      expect((failure as NegotiationError).attempts).toBe(2);
+      expect(context.server.chatBodies()).toHaveLength(2);
+    });
   });
 });
