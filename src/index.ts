@@ -77,8 +77,10 @@ export { streamTurn, StreamInterrupted, MalformedStreamEvent, StreamErrorEvent, 
 export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions, UnexpectedReplyOptions } from "./wire/stream.js";
 
 // capabilities
-export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";
-export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/capabilities.js";
+export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, effortFor } from "./wire/capabilities.js";
+export type { EndpointCapabilities, ModelCapabilities } from "./wire/capabilities.js";
+export { negotiate, NegotiationError } from "./wire/negotiate.js";
+export type { NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/negotiate.js";
 export type { ReplayField } from "./wire/capabilities.js";
 
 // request-body

@@ -3,17 +3,15 @@ import fc from "fast-check";
 import type OpenAI from "openai";
 import {
   EFFORT_LADDER,
-  NegotiationError,
   capabilitiesForIn,
   effortFor,
   freshEndpointCapabilities,
   freshModelCapabilities,
   modelCapabilitiesForIn,
-  negotiate,
   type EndpointCapabilities,
   type ModelCapabilities,
-  type NegotiateOptions,
 } from "../../src/wire/capabilities.js";
+import { NegotiationError, negotiate, type NegotiateOptions } from "../../src/wire/negotiate.js";
 import { getClientIn } from "../../src/wire/client.js";
 import type { ModelParams } from "../../src/shapes/config.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
@@ -723,7 +721,8 @@ describe("negotiate: what goes to the caller", () => {
 
 describe("negotiate: reading refusals", () => {
   it("never throws and never answers a refusal naming nothing it knows, whatever the error looks like", async () => {
-    const { decideRefusal, readRefusal } = await import("../../src/wire/refusal.js");
+    const { decideRefusal } = await import("../../src/wire/refusal.js");
+    const { readRefusal } = await import("../../src/wire/refusal-reading.js");
     fc.assert(
       fc.property(fc.oneof(fc.anything(), fc.string(), fc.record({ status: fc.integer(), error: fc.anything() })), (error) => {
         expect(() => readRefusal(error)).not.toThrow();
@@ -743,7 +742,7 @@ describe("negotiate: reading refusals", () => {
   ];
   for (const [message, expected] of wordings) {
     it(`reads the refused fields out of "${message.slice(0, 48)}"`, async () => {
-      const { readRefusal } = await import("../../src/wire/refusal.js");
+      const { readRefusal } = await import("../../src/wire/refusal-reading.js");
       expect(readRefusal({ status: 400, error: { message } }).fields.sort().join(",")).toBe(expected);
     });
   }
@@ -779,7 +778,7 @@ describe("negotiate: reading refusals", () => {
   });
 
   it("does not take the spelling a refusal suggests for a refused field", async () => {
-    const { readRefusal } = await import("../../src/wire/refusal.js");
+    const { readRefusal } = await import("../../src/wire/refusal-reading.js");
     const reading = readRefusal({
       error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." },
     });
