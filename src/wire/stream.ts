@@ -17,7 +17,7 @@ import { checkMessages } from "../text/message-check.js";
 import { SseSplitter } from "./sse.js";
 import { UnexpectedReply } from "./unexpected-reply.js";
 import { TurnReader, type StreamTurnOptions } from "./turn-reader.js";
-import { EndpointSilent } from "../text/retry.js";
+import { EndpointSilent } from "../text/endpoint-silent.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getClientIn } from "../../src/wire/client.js";
 import { createState, clearState } from "../../src/state/state.js";
 import { SseSplitter } from "../../src/wire/sse.js";
-import { EndpointSilent, isOverflow, isTransient } from "../../src/text/retry.js";
+import { isOverflow, isTransient } from "../../src/text/retry.js";
+import { EndpointSilent } from "../../src/text/endpoint-silent.js";
 import {
   MalformedStreamEvent,
   StreamErrorEvent,
