@@ -1,7 +1,8 @@
 /**
- * @module text/context-overflow
- * The error of a request too big for the model's context window, whether the guard weighed it
- * before sending or the endpoint refused it; text/retry reads it as an overflow and never retries it.
+ * @module retry
+ * The retry module's error for a request too big for the model's context window, whether the
+ * guard weighed it before sending or the endpoint refused it. In a file of its own beside
+ * text/retry, whose classifiers read it as an overflow and never retry it.
  */
 
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";

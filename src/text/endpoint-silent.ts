@@ -1,7 +1,8 @@
 /**
- * @module text/endpoint-silent
- * The error of an endpoint that stopped sending, before the first chunk or in the middle of a
- * reply; the stream's watchdog raises it and text/retry reads it as worth another try.
+ * @module retry
+ * The retry module's error for an endpoint that stopped sending, before the first chunk or in the
+ * middle of a reply. In a file of its own beside text/retry: the stream's watchdog raises it and
+ * the classifiers read it as worth another try.
  */
 
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";

@@ -1,9 +1,9 @@
 /**
- * @module wire/negotiate
- * The capabilities module's loop: {@link negotiate} sends a request, and while the server refuses
- * something the request can do without, flips the latch wire/refusal chose on the endpoint's or
- * the model's record (wire/capabilities) and sends it again, rebuilt; {@link NegotiationError}
- * when that cannot converge.
+ * @module capabilities
+ * The capabilities module's loop, in a file of its own beside wire/capabilities (the records):
+ * {@link negotiate} sends a request, and while the server refuses something the request can do
+ * without, flips the latch wire/refusal chose on the endpoint's or the model's record and sends it
+ * again, rebuilt; {@link NegotiationError} when that cannot converge.
  */
 
 import type { Produced } from "./stream.js";
