@@ -40,8 +40,12 @@ export { contextTokens, contextChars } from "./text/tokens.js";
 export type { TokenOptions, RequestLike, ContextBreakdown, ContextTokenOptions } from "./text/tokens.js";
 
 // retry
-export { isTransient, isModelLoading, isOverflow, backoffMs, ContextOverflow, EndpointSilent } from "./text/retry.js";
-export type { BackoffOptions, ContextOverflowOptions, EndpointSilentOptions, OverflowSource, SilencePhase } from "./text/retry.js";
+export { isTransient, isModelLoading, isOverflow, backoffMs } from "./text/retry.js";
+export type { BackoffOptions } from "./text/retry.js";
+export { ContextOverflow } from "./text/context-overflow.js";
+export type { ContextOverflowOptions, OverflowSource } from "./text/context-overflow.js";
+export { EndpointSilent } from "./text/endpoint-silent.js";
+export type { EndpointSilentOptions, SilencePhase } from "./text/endpoint-silent.js";
 
 // schema-compat
 export { sanitizeTools, relaxTools, isGrammarError, sanitizeSchema, relaxSchema, omitOptionalNulls } from "./text/schema-compat.js";
@@ -77,8 +81,10 @@ export { streamTurn, StreamInterrupted, MalformedStreamEvent, StreamErrorEvent, 
 export type { Produced, StreamBody, StreamTurnOptions, StreamInterruptedOptions, MalformedStreamEventOptions, UnexpectedReplyOptions } from "./wire/stream.js";
 
 // capabilities
-export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, negotiate, effortFor, NegotiationError } from "./wire/capabilities.js";
-export type { EndpointCapabilities, ModelCapabilities, NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/capabilities.js";
+export { EFFORT_LADDER, capabilitiesFor, modelCapabilitiesFor, effortFor } from "./wire/capabilities.js";
+export type { EndpointCapabilities, ModelCapabilities } from "./wire/capabilities.js";
+export { negotiate, NegotiationError } from "./wire/negotiate.js";
+export type { NegotiateOptions, NegotiateSend, NegotiationErrorOptions } from "./wire/negotiate.js";
 export type { ReplayField } from "./wire/capabilities.js";
 
 // request-body

@@ -34,7 +34,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { createPromptCounter } from "./testing/render.js";
 import { profileNamed, refusalWording, type Profile, type ProfileName, type RefusalDetail, type RefusalKind } from "./testing/profiles.js";
-import { findRefusal } from "./testing/refusals.js";
+import { findRefusal } from "./testing/refusal-rules.js";
 import { buildCompletion, buildTurnChunks, foldChunks, type TurnSpec, type UsageCounts } from "./testing/turns.js";
 import { formatChunk, includesUsage, modelOf, openStream, parseBody, readBody, sendBody, sendJson } from "./testing/http.js";
 import { CONTINUATION_CONFLICT, continuationConflict, echoInChunks, echoInCompletion, prefillEcho } from "./testing/prefill.js";
@@ -57,7 +57,7 @@ export type {
   StreamScript,
 } from "./testing/types.js";
 export type { Profile, ProfileName, RefusalDetail, RefusalKind, RefusalWording, StreamStyle } from "./testing/profiles.js";
-export type { RefusalConfig, RefusalRules } from "./testing/refusals.js";
+export type { RefusalConfig, RefusalRules } from "./testing/refusal-rules.js";
 export type { TurnSpec, ToolCallSpec, UsageOverride } from "./testing/turns.js";
 export type { ReasoningCarrier } from "./testing/turn-carriers.js";
 export { PROFILE_NAMES, REFUSAL_KINDS, PROFILES, messageOf, refusalWording } from "./testing/profiles.js";

@@ -232,8 +232,13 @@ const EVENT_KINDS: { readonly [Kind in RunEventKind]: true } = {
   done: true,
 };
 
+/** Whether a string is one of the kinds listed in EVENT_KINDS. */
+function isListedKind(key: string): key is RunEventKind {
+  return Object.hasOwn(EVENT_KINDS, key);
+}
+
 /** Every run event kind, each once, in the order docs/events.md lists them. @internal */
-export const RUN_EVENT_KINDS: readonly RunEventKind[] = Object.freeze(Object.keys(EVENT_KINDS) as RunEventKind[]);
+export const RUN_EVENT_KINDS: readonly RunEventKind[] = Object.freeze(Object.keys(EVENT_KINDS).filter(isListedKind));
 
 /** What the bus adds to an event: its per-run `seq` and the time it was emitted. */
 export interface EventStamp {

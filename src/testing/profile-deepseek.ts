@@ -4,7 +4,7 @@
  * turn, and the check its thinking mode makes on a history with tool calls.
  */
 import type { ErrorAnswer } from "./profile-types.js";
-import { DEEPSEEK_MISSING } from "./wordings-reasoning.js";
+import { DEEPSEEK_MISSING } from "./refusal-wordings-replay.js";
 import { isPlainRecord } from "./guards.js";
 
 /** DeepSeek's `/models` body: `{ object: "list", data }`. */

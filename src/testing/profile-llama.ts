@@ -8,7 +8,7 @@
  * scripts/record-llama.ts into test/fixtures/llama.cpp/, and test/testing/llama-profile.test.ts
  * holds this file to those recordings field by field.
  */
-import { llamaError } from "./wordings.js";
+import { llamaError } from "./refusal-wordings.js";
 import type { ErrorAnswer } from "./profile-types.js";
 
 const created = 1_700_000_000;

@@ -8,11 +8,11 @@
  * wording could be found the entry says so in `source` and is shaped like the family's other
  * errors, so a test can still exercise the path without pretending it is verbatim.
  */
-import { deepFreeze, llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./wordings.js";
+import { deepFreeze, llamaError, lmstudioError, ollamaError, openaiError, openrouterError, vllmError, WORDINGS } from "./refusal-wordings.js";
 import { PROFILE_NAMES, type ErrorAnswer, type Profile, type ProfileName, type RefusalKind, type RefusalWording } from "./profile-types.js";
 import { LLAMA_BUILD, LLAMA_UNAUTHORIZED, llamaCheck, llamaListing, llamaModelEntry, llamaProps } from "./profile-llama.js";
 import { deepseekCheck, deepseekListing, deepseekModelEntry } from "./profile-deepseek.js";
-import { deepseekError } from "./wordings-reasoning.js";
+import { deepseekError } from "./refusal-wordings-replay.js";
 
 export * from "./profile-types.js";
 

@@ -5,7 +5,7 @@
  */
 import type { PromptCounter, PromptUnits } from "./render.js";
 import type { ProfileName, RefusalKind } from "./profile-types.js";
-import type { RefusalConfig } from "./refusals.js";
+import type { RefusalConfig } from "./refusal-rules.js";
 import type { TurnSpec } from "./turns.js";
 
 /**

@@ -4,8 +4,8 @@
  * file named in its `source`, for tests that must recognise every known wording.
  */
 import type { ProfileName, RefusalKind } from "./profile-types.js";
-import { deepFreeze, llamaError, ollamaError, openaiError, openrouterError } from "./wordings.js";
-import { DEEPSEEK_PASS_BACK, deepseekError } from "./wordings-reasoning.js";
+import { deepFreeze, llamaError, ollamaError, openaiError, openrouterError } from "./refusal-wordings.js";
+import { DEEPSEEK_PASS_BACK, deepseekError } from "./refusal-wordings-replay.js";
 
 /**
  * What a sample is that no loopback refusal imitates: a rate limit on requests, an overloaded

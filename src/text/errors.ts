@@ -15,7 +15,7 @@ import type { RunTotals } from "../shapes/event-types.js";
 import type { LedgerEntry } from "../shapes/ledger.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";
 import { describeError } from "./error-body.js";
-import { ContextOverflow } from "./retry.js";
+import { ContextOverflow } from "./context-overflow.js";
 import type { ToolCallOutcome } from "./tool-calls.js";
 
 export { AgentCoreError } from "./error-base.js";

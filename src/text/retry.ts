@@ -5,126 +5,13 @@
  * Status codes alone mislead: llama.cpp answers permanent refusals with a 500, Groq sends a
  * tokens-per-minute limit as a 413, and an overflow can arrive inside a 200 stream. So every
  * test here reads the wording and the body first and the status second, through one reader of
- * error bodies.
+ * error bodies. The two errors the classifiers know by name live beside this file, each in its
+ * own: text/context-overflow and text/endpoint-silent.
  */
 
-import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "./error-base.js";
+import { ContextOverflow } from "./context-overflow.js";
+import { EndpointSilent } from "./endpoint-silent.js";
 import { describeError, type ErrorDescription } from "./error-body.js";
-
-/** Where a context overflow was found: by the guard before sending, or by the endpoint. */
-export type OverflowSource = "guard" | "endpoint";
-
-/** Options for a {@link ContextOverflow}. */
-export interface ContextOverflowOptions extends AgentCoreErrorOptions {
-  /**
-   * The window the request was weighed against, in tokens, where known: the endpoint's own
-   * number where its refusal named one, otherwise the limit the guard or the caller used.
-   */
-  limit?: number | undefined;
-  /** What the request came to (prompt plus the reply ceiling), in tokens, where known. */
-  requested?: number | undefined;
-  /** Who found out. @default "endpoint" */
-  source?: OverflowSource | undefined;
-  /** The endpoint's own wording, where it refused. */
-  endpointMessage?: string | undefined;
-}
-
-/**
- * A request that does not fit the model's context window.
- *
- * Raised before sending when the opt-in guard weighs the request over its limit, and after
- * sending when the endpoint refuses with overflow wording; either way it carries the numbers
- * that are known and the endpoint's own words. `name` is `"AgentLoopOverflow"` on the subclass
- * runAgentLoop throws, and {@link ContextOverflow.is} recognises both.
- */
-export class ContextOverflow extends AgentCoreError {
-  override readonly name: "ContextOverflow" | "AgentLoopOverflow" = "ContextOverflow";
-  /**
-   * The window the request was weighed against, in tokens, where known: for an endpoint's
-   * refusal that names its window (llama.cpp's `n_ctx`, the sentences of OpenAI, vLLM and the
-   * others), the endpoint's number; otherwise the configured limit.
-   */
-  readonly limit?: number | undefined;
-  /** The request's size, in tokens, where known: the endpoint's count where its refusal gave one, else the guard's estimate. */
-  readonly requested?: number | undefined;
-  /** Whether the guard or the endpoint found it. */
-  readonly source: OverflowSource;
-  /** The endpoint's own wording, where it refused. */
-  readonly endpointMessage?: string | undefined;
-
-  static {
-    brand(this, "ContextOverflow");
-  }
-
-  /** Makes the error; the message says who found out and the numbers or words that are known. */
-  constructor(options: ContextOverflowOptions = {}) {
-    const source = options.source ?? "endpoint";
-    super({
-      message:
-        options.message ??
-        (source === "guard"
-          ? `The request needs about ${options.requested} tokens, more than the ${options.limit}-token context window.`
-          : `The endpoint refused the request as too long for the context window${options.endpointMessage ? `: ${options.endpointMessage}` : "."}`),
-      cause: options.cause,
-    });
-    this.source = source;
-    if (options.limit !== undefined) this.limit = options.limit;
-    if (options.requested !== undefined) this.requested = options.requested;
-    if (options.endpointMessage !== undefined) this.endpointMessage = options.endpointMessage;
-  }
-
-  /** Tells a ContextOverflow (an AgentLoopOverflow included) from anything else, also one from another copy of this package. */
-  static override is(value: unknown): value is ContextOverflow {
-    return isErrorNamed(value, "ContextOverflow") || isErrorNamed(value, "AgentLoopOverflow");
-  }
-}
-
-/** Which wait an {@link EndpointSilent} ran out of. */
-export type SilencePhase = "first-chunk" | "idle";
-
-/** Options for an {@link EndpointSilent}. */
-export interface EndpointSilentOptions extends AgentCoreErrorOptions {
-  /** The allowance that ran out, in milliseconds. */
-  idleMs: number;
-  /** Whether the wait was for the first chunk or between chunks. @default "idle" */
-  phase?: SilencePhase | undefined;
-}
-
-/**
- * An endpoint that stopped sending: no chunk within the idle allowance, or no first chunk within
- * the first-chunk allowance.
- */
-export class EndpointSilent extends AgentCoreError {
-  override readonly name = "EndpointSilent" as const;
-  /** The allowance that ran out, in milliseconds. */
-  readonly idleMs: number;
-  /** Which wait ran out. */
-  readonly phase: SilencePhase;
-
-  static {
-    brand(this, "EndpointSilent");
-  }
-
-  /** Makes the error; the message names the wait and its allowance. */
-  constructor(options: EndpointSilentOptions) {
-    const phase = options.phase ?? "idle";
-    super({
-      message:
-        options.message ??
-        (phase === "first-chunk"
-          ? `The endpoint sent nothing within ${options.idleMs} ms of the request (first chunk).`
-          : `The endpoint went silent for ${options.idleMs} ms in the middle of a reply.`),
-      cause: options.cause,
-    });
-    this.idleMs = options.idleMs;
-    this.phase = phase;
-  }
-
-  /** Tells an EndpointSilent from anything else, also one from another copy of this package. */
-  static override is(value: unknown): value is EndpointSilent {
-    return isErrorNamed(value, "EndpointSilent");
-  }
-}
 
 const OVERFLOW_WORDS: RegExp[] = [
   /context[_ ]length[_ ]exceeded/i,

@@ -12,10 +12,12 @@
 import type OpenAI from "openai";
 import type { Message, ToolDefinition, Turn } from "../shapes/config.js";
 import { calibrateIn, charsPerTokenForIn } from "../wire/calibration.js";
-import { negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
+import type { EndpointCapabilities, ModelCapabilities } from "../wire/capabilities.js";
+import { negotiate } from "../wire/negotiate.js";
 import { describeError } from "../text/error-body.js";
 import { defaultState, type RuntimeState } from "../state/state.js";
-import { backoffMs, ContextOverflow, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
+import { backoffMs, isModelLoading, isOverflow, isTransient } from "../text/retry.js";
+import { ContextOverflow } from "../text/context-overflow.js";
 import { overflowNumbers } from "../text/overflow-numbers.js";
 import { streamTurn, StreamErrorEvent, type Produced, type StreamBody, type StreamTurnOptions } from "../wire/stream.js";
 import { messageChars, requestTokensOf } from "../text/tokens.js";

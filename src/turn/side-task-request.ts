@@ -12,7 +12,8 @@
  * ({@link sideNotice}), so a misconfiguration is never silent.
  */
 
-import { capabilitiesForIn, effortFor, negotiate, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
+import { capabilitiesForIn, effortFor, type EndpointCapabilities, type ModelCapabilities } from "../wire/capabilities.js";
+import { negotiate } from "../wire/negotiate.js";
 import { checkBaseUrl, getClientIn, quoteGiven } from "../wire/client.js";
 import type { Endpoint, FinishReason, ReasoningEffort } from "../shapes/config.js";
 import { errorMessage } from "../text/errors.js";

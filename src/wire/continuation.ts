@@ -14,7 +14,8 @@
 
 import type OpenAI from "openai";
 import type { Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
-import { modelCapabilitiesOf, negotiate, NegotiationError, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
+import { modelCapabilitiesOf, type EndpointCapabilities, type ModelCapabilities } from "./capabilities.js";
+import { negotiate, NegotiationError } from "./negotiate.js";
 import { EchoSieve, stripEcho } from "./continuation-echo.js";
 import { applyCombinations } from "./refusal-combination.js";
 import { describeError } from "../text/error-body.js";

@@ -17,11 +17,12 @@ import { checkMessages } from "../text/message-check.js";
 import { SseSplitter } from "./sse.js";
 import { UnexpectedReply } from "./unexpected-reply.js";
 import { TurnReader, type StreamTurnOptions } from "./turn-reader.js";
-import { EndpointSilent } from "../text/retry.js";
+import { EndpointSilent } from "../text/endpoint-silent.js";
 import { isRecord, positiveNumber } from "../text/guards.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
-export { MalformedStreamEvent, readTimings, readUsage, StreamErrorEvent } from "./turn-reader.js";
+export { MalformedStreamEvent, StreamErrorEvent } from "./turn-reader.js";
+export { readTimings, readUsage } from "./turn-usage.js";
 export { UnexpectedReply, type UnexpectedReplyOptions } from "./unexpected-reply.js";
 export type { MalformedStreamEventOptions, Produced, StreamTurnOptions } from "./turn-reader.js";
 

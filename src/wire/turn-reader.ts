@@ -2,18 +2,20 @@
  * @module wire/turn-reader
  * The reading half of `streamTurn`: each data line of a streamed chat completion parsed and
  * folded into one attempt's text, reasoning, tool calls, usage and timings, then assembled into
- * a Turn when the stream ends.
+ * a Turn when the stream ends. The tool calls are put together by wire/tool-call-assembly and the
+ * counts read by wire/turn-usage.
  */
 
-import { randomUUID } from "node:crypto";
 import { APIError } from "openai";
-import type { FinishReason, ToolCall, Turn, TurnTimings, TurnUsage } from "../shapes/config.js";
+import type { FinishReason, Turn } from "../shapes/config.js";
 import { DEFAULT_FENCES, FenceSplitter, type Fence } from "../text/thinking.js";
 import { isRecord } from "../text/guards.js";
 import { streamedError } from "../text/error-body.js";
 import { readContentParts, setAsideNotice, type ContentPartSink } from "./content-parts.js";
 import { MAX_PENDING_CHARS, PendingEvent } from "./pending-event.js";
-import { isCallProviderField, isMessageProviderField, mergeProviderField } from "./provider-fields.js";
+import { isMessageProviderField, mergeProviderField } from "./provider-fields.js";
+import { ToolCallAssembly } from "./tool-call-assembly.js";
+import { readTimings, readUsage } from "./turn-usage.js";
 import { AgentCoreError, brand, isErrorNamed, type AgentCoreErrorOptions } from "../text/error-base.js";
 
 /** A line of a malformed event is kept in the error up to this many characters. */
@@ -57,97 +59,6 @@ export class MalformedStreamEvent extends AgentCoreError {
 
 type Json = Record<string, unknown>;
 
-function defaultCallId(): string {
-  return `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
-}
-
-interface OpenCall {
-  index: number;
-  id: string;
-  name: string;
-  arguments: string;
-  /** Fields the server put on the call that the library does not read, as streamed. */
-  extra?: Record<string, unknown>;
-}
-
-/**
- * Whether a tool-call piece at an index already holding `call` opens a call of its own: it
- * carries an id other than the call's, or it names a function once the call has a name and
- * arguments that are complete JSON. A piece repeating the call's id (vLLM sends it on every
- * chunk of one call) continues it.
- */
-function startsAnother(call: OpenCall, id: string | undefined, name: string | undefined): boolean {
-  if (id !== undefined && call.id !== "") return id !== call.id;
-  if (id !== undefined || name === undefined || call.name === "") return false;
-  return isCompleteJson(call.arguments);
-}
-
-function isCompleteJson(text: string): boolean {
-  if (text.trim() === "") return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** gpt-oss harmony's end-of-call token, which a server passing harmony through leaves on the arguments. */
-const CALL_TAIL = /\s*<\|call\|>\s*$/;
-
-function withoutCallTail(text: string): string {
-  return text.endsWith(">") || text.endsWith(" ") || text.endsWith("\n") ? text.replace(CALL_TAIL, "") : text;
-}
-
-/**
- * Reads usage as a server reported it into the Turn's shape.
- *
- * prompt, completion, total and cached are always numbers (zero where not reported; total is
- * prompt plus completion where only those two came). uncached is there only where a cache count
- * was reported (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`),
- * and reasoningTokens only where `completion_tokens_details.reasoning_tokens` was.
- */
-export function readUsage(usage: unknown): TurnUsage {
-  if (!isRecord(usage)) return { prompt: 0, completion: 0, total: 0, cached: 0 };
-  const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
-  const prompt = count(usage.prompt_tokens) ?? 0;
-  const completion = count(usage.completion_tokens) ?? 0;
-  const total = count(usage.total_tokens) ?? prompt + completion;
-  const promptDetails = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : undefined;
-  // OpenAI and llama.cpp report prompt_tokens_details.cached_tokens; DeepSeek prompt_cache_hit_tokens.
-  const cachedReport = count(promptDetails?.cached_tokens) ?? count(usage.prompt_cache_hit_tokens);
-  const result: TurnUsage = { prompt, completion, total, cached: cachedReport ?? 0 };
-  if (cachedReport !== undefined) result.uncached = Math.max(0, prompt - cachedReport);
-  const completionDetails = isRecord(usage.completion_tokens_details) ? usage.completion_tokens_details : undefined;
-  const reasoningTokens = count(completionDetails?.reasoning_tokens);
-  if (reasoningTokens !== undefined) result.reasoningTokens = reasoningTokens;
-  return result;
-}
-
-/** Reads llama.cpp's `timings` object into the Turn's shape; undefined where nothing is a number. */
-export function readTimings(timings: unknown): TurnTimings | undefined {
-  if (!isRecord(timings)) return undefined;
-  const result: TurnTimings = {};
-  const fields: [keyof TurnTimings, string][] = [
-    ["promptN", "prompt_n"],
-    ["promptMs", "prompt_ms"],
-    ["predictedN", "predicted_n"],
-    ["predictedMs", "predicted_ms"],
-    ["cacheN", "cache_n"],
-    ["draftN", "draft_n"],
-    ["draftAcceptedN", "draft_n_accepted"],
-  ];
-  let any = false;
-  for (const [to, from] of fields) {
-    const value = timings[from];
-    if (typeof value === "number" && Number.isFinite(value)) {
-      result[to] = value;
-      any = true;
-    }
-  }
-  return any ? result : undefined;
-}
-
 /** Everything one attempt has read so far, and the reading of each chunk. */
 export class TurnReader {
   content = "";
@@ -159,10 +70,9 @@ export class TurnReader {
   events = 0;
   done = false;
   produced = false;
-  readonly #calls: OpenCall[] = [];
+  readonly #toolCalls = new ToolCallAssembly();
   /** Fields the server put on the message that the library does not read, as streamed. */
   #messageFields: Record<string, unknown> | undefined;
-  #lastCall: OpenCall | undefined;
   #splitter: FenceSplitter | undefined;
   #contentSeen = false;
   /** The kinds of content part already said to be kept out of the answer. */
@@ -306,7 +216,7 @@ export class TurnReader {
       this.#carried();
       for (let i = 0; i < toolCalls.length; i++) {
         const piece = toolCalls[i];
-        if (isRecord(piece)) this.#toolCall(piece);
+        if (isRecord(piece)) this.#toolCalls.add(piece);
       }
     }
   }
@@ -354,45 +264,6 @@ export class TurnReader {
     }
   }
 
-  #toolCall(piece: Json): void {
-    const id = typeof piece.id === "string" && piece.id !== "" ? piece.id : undefined;
-    const fn = isRecord(piece.function) ? piece.function : undefined;
-    const name = typeof fn?.name === "string" && fn.name !== "" ? fn.name : undefined;
-    const rawArguments = fn?.arguments;
-    // A few servers send a whole call's arguments as an object rather than a JSON string.
-    const args = typeof rawArguments === "string" ? rawArguments : isRecord(rawArguments) ? JSON.stringify(rawArguments) : undefined;
-    let call: OpenCall | undefined;
-    if (typeof piece.index === "number") {
-      const last = this.#lastCall;
-      call = last !== undefined && last.index === piece.index ? last : this.#calls.findLast((open) => open.index === piece.index);
-      // Ollama sends parallel calls all at index 0: a new id, or a new name after a complete
-      // call, at an index already holding a call starts another call there.
-      if (call !== undefined && startsAnother(call, id, name)) call = undefined;
-      if (call === undefined) {
-        call = { index: piece.index, id: "", name: "", arguments: "" };
-        this.#calls.push(call);
-      }
-    } else {
-      // No index: a new id starts a call, anything else continues the last one.
-      const last = this.#lastCall;
-      if (last !== undefined && (id === undefined || id === last.id)) call = last;
-      else {
-        const index = this.#calls.reduce((highest, open) => Math.max(highest, open.index + 1), 0);
-        call = { index, id: "", name: "", arguments: "" };
-        this.#calls.push(call);
-      }
-    }
-    this.#lastCall = call;
-    if (call.id === "" && id !== undefined) call.id = id;
-    if (call.name === "" && name !== undefined) call.name = name;
-    if (args !== undefined && args !== "") call.arguments += args;
-    for (const key in piece) {
-      if (!isCallProviderField(key, piece[key])) continue;
-      const extra = (call.extra ??= {});
-      extra[key] = mergeProviderField(extra[key], piece[key]);
-    }
-  }
-
   /** Whether the wire said the reply is whole: `[DONE]` or a finish reason arrived. */
   get finished(): boolean {
     return this.done || this.finishReason !== "";
@@ -406,15 +277,7 @@ export class TurnReader {
 
   /** The turn as read so far, held-back text left unsaid: what a failure carries as its `partial`. */
   partial(durationMs: number): Turn {
-    const newCallId = this.#options.newCallId ?? defaultCallId;
-    const toolCalls: ToolCall[] = [...this.#calls]
-      .sort((a, b) => a.index - b.index)
-      .map((call) => ({
-        ...call.extra,
-        id: call.id !== "" ? call.id : newCallId(),
-        type: "function" as const,
-        function: { name: call.name, arguments: withoutCallTail(call.arguments) },
-      }));
+    const toolCalls = this.#toolCalls.calls(this.#options.newCallId);
     const turn: Turn = {
       content: this.content,
       toolCalls,

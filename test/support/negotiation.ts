@@ -5,14 +5,8 @@
  * on each attempt, and one negotiated turn sent with it.
  */
 import type OpenAI from "openai";
-import {
-  capabilitiesForIn,
-  effortFor,
-  negotiate,
-  type EndpointCapabilities,
-  type ModelCapabilities,
-  type NegotiateOptions,
-} from "../../src/wire/capabilities.js";
+import { capabilitiesForIn, effortFor, type EndpointCapabilities, type ModelCapabilities } from "../../src/wire/capabilities.js";
+import { negotiate, type NegotiateOptions } from "../../src/wire/negotiate.js";
 import { getClientIn } from "../../src/wire/client.js";
 import type { ModelParams } from "../../src/shapes/config.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";

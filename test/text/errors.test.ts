@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, expectTypeOf, it, vi } from "vitest";
 import fc from "fast-check";
 import { AgentCoreError, AgentLoopError, AgentLoopOverflow, ToolIterationLimit, errorMessage, failedRun, type FailedRun } from "../../src/text/errors.js";
-import { ContextOverflow, EndpointSilent } from "../../src/text/retry.js";
+import { ContextOverflow } from "../../src/text/context-overflow.js";
+import { EndpointSilent } from "../../src/text/endpoint-silent.js";
 import type * as PackageModule from "../../src/index.js";
 
 describe("errorMessage", () => {

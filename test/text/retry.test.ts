@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { APIError } from "openai";
-import { backoffMs, ContextOverflow, EndpointSilent, isModelLoading, isOverflow, isTransient } from "../../src/text/retry.js";
+import { backoffMs, isModelLoading, isOverflow, isTransient } from "../../src/text/retry.js";
+import { ContextOverflow } from "../../src/text/context-overflow.js";
+import { EndpointSilent } from "../../src/text/endpoint-silent.js";
 import { WORDING_SAMPLES, type WordingClass } from "../../src/testing/wording-samples.js";
 import { ERROR_SHAPES } from "../support/adversarial.js";
 
@@ -294,23 +296,5 @@ describe("backoffMs", () => {
   it("treats a nonsense attempt as the first", () => {
     expect(backoffMs(Number.NaN)).toBe(1000);
     expect(backoffMs(-3)).toBe(1000);
-  });
-});
-
-describe("the error classes", () => {
-  it("carry what happened and are recognised without instanceof", () => {
-    const cause = new Error("raw");
-    const overflow = new ContextOverflow({ limit: 8192, requested: 9000, source: "guard", cause });
-    expect(overflow.name).toBe("ContextOverflow");
-    expect(overflow.limit).toBe(8192);
-    expect(overflow.requested).toBe(9000);
-    expect(overflow.cause).toBe(cause);
-    expect(overflow.message).toContain("8192");
-    const foreign = Object.assign(new Error("x"), { name: "ContextOverflow" });
-    expect(ContextOverflow.is(foreign)).toBe(true);
-    const silent = new EndpointSilent({ idleMs: 250, phase: "first-chunk" });
-    expect(silent.phase).toBe("first-chunk");
-    expect(EndpointSilent.is(silent)).toBe(true);
-    expect(EndpointSilent.is(overflow)).toBe(false);
   });
 });

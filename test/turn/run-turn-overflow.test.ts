@@ -4,7 +4,7 @@ import { clearState, createState, type RuntimeState } from "../../src/state/stat
 import { capabilitiesForIn } from "../../src/wire/capabilities.js";
 import { getClientIn } from "../../src/wire/client.js";
 import { buildBody } from "../../src/wire/request-body.js";
-import { ContextOverflow } from "../../src/text/retry.js";
+import { ContextOverflow } from "../../src/text/context-overflow.js";
 import { runTurnIn, type RunTurnOptions } from "../../src/turn/run-turn.js";
 import { charsPerTokenForIn } from "../../src/wire/calibration.js";
 import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type ProfileName } from "../support/endpoint.js";

@@ -6,7 +6,7 @@ import { getClientIn } from "../../src/wire/client.js";
 import type { Message, ModelParams } from "../../src/shapes/config.js";
 import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { buildBody } from "../../src/wire/request-body.js";
-import { ContextOverflow } from "../../src/text/retry.js";
+import { ContextOverflow } from "../../src/text/context-overflow.js";
 import { bodyChars, runTurnIn, type RunTurnOptions } from "../../src/turn/run-turn.js";
 import { requestTokens } from "../../src/text/tokens.js";
 import { StreamErrorEvent } from "../../src/wire/stream.js";

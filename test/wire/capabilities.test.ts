@@ -2,15 +2,14 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
   EFFORT_LADDER,
-  NegotiationError,
   capabilitiesForIn,
   effortFor,
   freshEndpointCapabilities,
   freshModelCapabilities,
   modelCapabilitiesForIn,
-  negotiate,
   type EndpointCapabilities,
 } from "../../src/wire/capabilities.js";
+import { NegotiationError, negotiate } from "../../src/wire/negotiate.js";
 import { getClientIn } from "../../src/wire/client.js";
 import type { ModelParams } from "../../src/shapes/config.js";
 import { createState } from "../../src/state/state.js";

@@ -3,14 +3,8 @@ import fc from "fast-check";
 import type { Message, ModelParams, ToolDefinition } from "../../src/shapes/config.js";
 import { applyCombinations, declaresTools, decideCombination, readCombination } from "../../src/wire/refusal-combination.js";
 import { decideRefusal } from "../../src/wire/refusal.js";
-import {
-  NegotiationError,
-  freshEndpointCapabilities,
-  freshModelCapabilities,
-  modelCapabilitiesForIn,
-  negotiate,
-  type ModelCapabilities,
-} from "../../src/wire/capabilities.js";
+import { freshEndpointCapabilities, freshModelCapabilities, modelCapabilitiesForIn, type ModelCapabilities } from "../../src/wire/capabilities.js";
+import { NegotiationError, negotiate } from "../../src/wire/negotiate.js";
 import { buildBody } from "../../src/wire/request-body.js";
 import { streamTurn } from "../../src/wire/stream.js";
 import { buildSideTaskBody, type SideTaskRequest } from "../../src/turn/side-task-request.js";

@@ -4,7 +4,8 @@ import { freshModelCapabilities } from "../../src/wire/capabilities.js";
 
 describe("negotiate: reading refusals", () => {
   it("never throws and never answers a refusal naming nothing it knows, whatever the error looks like", async () => {
-    const { decideRefusal, readRefusal } = await import("../../src/wire/refusal.js");
+    const { decideRefusal } = await import("../../src/wire/refusal.js");
+    const { readRefusal } = await import("../../src/wire/refusal-reading.js");
     fc.assert(
       fc.property(fc.oneof(fc.anything(), fc.string(), fc.record({ status: fc.integer(), error: fc.anything() })), (error) => {
         expect(() => readRefusal(error)).not.toThrow();
@@ -24,7 +25,7 @@ describe("negotiate: reading refusals", () => {
   ];
   for (const [message, expected] of wordings) {
     it(`reads the refused fields out of "${message.slice(0, 48)}"`, async () => {
-      const { readRefusal } = await import("../../src/wire/refusal.js");
+      const { readRefusal } = await import("../../src/wire/refusal-reading.js");
       expect(readRefusal({ status: 400, error: { message } }).fields.sort().join(",")).toBe(expected);
     });
   }
@@ -60,7 +61,7 @@ describe("negotiate: reading refusals", () => {
   });
 
   it("does not take the spelling a refusal suggests for a refused field", async () => {
-    const { readRefusal } = await import("../../src/wire/refusal.js");
+    const { readRefusal } = await import("../../src/wire/refusal-reading.js");
     const reading = readRefusal({
       error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead." },
     });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { capabilitiesForIn, modelCapabilitiesForIn, negotiate } from "../../src/wire/capabilities.js";
+import { capabilitiesForIn, modelCapabilitiesForIn } from "../../src/wire/capabilities.js";
+import { negotiate } from "../../src/wire/negotiate.js";
 import { getClientIn } from "../../src/wire/client.js";
 import { clearState, createState } from "../../src/state/state.js";
 import { buildBody } from "../../src/wire/request-body.js";

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
-import { EndpointSilent, isOverflow, isTransient } from "../../src/text/retry.js";
+import { isOverflow, isTransient } from "../../src/text/retry.js";
+import { EndpointSilent } from "../../src/text/endpoint-silent.js";
 import { StreamErrorEvent, readUsage, streamTurn, type Produced, type StreamTurnOptions } from "../../src/wire/stream.js";
 import type { Turn } from "../../src/shapes/config.js";
 import { profileNamed } from "../../src/testing/profiles.js";

@@ -6,7 +6,7 @@
  */
 
 import { AgentLoopError, AgentLoopOverflow, ToolIterationLimit } from "../../text/errors.js";
-import { ContextOverflow } from "../../text/retry.js";
+import { ContextOverflow } from "../../text/context-overflow.js";
 import { notify } from "../hooks.js";
 import type { OpenCall } from "../run-calls.js";
 import { runMetrics } from "../run-metrics.js";

@@ -7,7 +7,7 @@
 
 import type { Turn } from "../../shapes/config.js";
 import { overflowNumbers } from "../../text/overflow-numbers.js";
-import { ContextOverflow } from "../../text/retry.js";
+import { ContextOverflow } from "../../text/context-overflow.js";
 import { rememberRevealedIn } from "../../wire/loaded-window.js";
 import { planCompaction } from "../compaction.js";
 import { foldTranscript, summariserOf } from "./compact.js";

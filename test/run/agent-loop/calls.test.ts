@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolDefinition } from "../../../src/shapes/config.js";
 import { AgentLoopOverflow, failedRun } from "../../../src/text/errors.js";
-import { ContextOverflow } from "../../../src/text/retry.js";
+import { ContextOverflow } from "../../../src/text/context-overflow.js";
 import { turn } from "../../support/endpoint.js";
 import { validateTranscript } from "../../support/transcript.js";
 import { withLoop, question, tool, calls, answer, catalog, catalogTools } from "./harness.js";

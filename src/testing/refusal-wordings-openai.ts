@@ -1,5 +1,5 @@
 /**
- * @module testing/wordings-openai
+ * @module testing/refusal-wordings-openai
  * OpenAI's refusal wordings for the loopback endpoint, with the helpers every family's table
  * shares (freezing, list quoting, the error body shapes).
  *

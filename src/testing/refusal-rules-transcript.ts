@@ -1,5 +1,5 @@
 /**
- * @module testing/refusals-shape
+ * @module testing/refusal-rules-transcript
  * The refusals of a transcript's shape the loopback endpoint can be told to make: a system
  * message past the first, a tool-call turn without reasoning, a tool-call id of the wrong form,
  * a replayed call without its signature, a field the server does not know.

@@ -1,5 +1,5 @@
 /**
- * @module testing/wordings
+ * @module testing/refusal-wordings
  * The refusal wordings of llama.cpp, vLLM, LM Studio, Ollama and OpenRouter, and the table of
  * every family's wordings the profiles read.
  *
@@ -7,8 +7,8 @@
  * none and says so.
  */
 import type { ProfileName } from "./profile-types.js";
-import { deepFreeze, OPENAI_WORDINGS, promptOf, type Filled, type Table } from "./wordings-openai.js";
-import { DEEPSEEK_MISSING, GROQ_MESSAGE_FIELD, LLAMA_BOTH_CONTENT_AND_THINKING } from "./wordings-reasoning.js";
+import { deepFreeze, OPENAI_WORDINGS, promptOf, type Filled, type Table } from "./refusal-wordings-openai.js";
+import { DEEPSEEK_MISSING, GROQ_MESSAGE_FIELD, LLAMA_BOTH_CONTENT_AND_THINKING } from "./refusal-wordings-replay.js";
 import {
   GEMINI_SIGNATURE_MISSING,
   KIMI_TOOL_CALL_REASONING,
@@ -16,9 +16,9 @@ import {
   MESSAGE_FIELD_FORBIDDEN,
   MISTRAL_TOOL_CALL_ID,
   VLLM_SYSTEM_FIRST,
-} from "./wordings-shape.js";
+} from "./refusal-wordings-transcript.js";
 
-export { deepFreeze, openaiError, quoteList } from "./wordings-openai.js";
+export { deepFreeze, openaiError, quoteList } from "./refusal-wordings-openai.js";
 
 // ---------------------------------------------------------------------------------------------
 // llama.cpp: { error: { code, message, type } }, built by format_error_response in

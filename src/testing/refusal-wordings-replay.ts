@@ -1,5 +1,5 @@
 /**
- * @module testing/wordings-reasoning
+ * @module testing/refusal-wordings-replay
  * The real words servers refuse replayed reasoning in: DeepSeek asking for `reasoning_content`
  * back, Groq refusing the field on an input message, and llama.cpp's gpt-oss template refusing
  * a tool-call message with both text and reasoning.

@@ -1,5 +1,5 @@
 /**
- * @module testing/wordings-shape
+ * @module testing/refusal-wordings-transcript
  * The real words servers refuse a transcript's shape in: a system message past the first (Qwen
  * 3.5's chat template), a tool-call turn without the reasoning a thinking model wants back
  * (Kimi K2), a tool-call id of the wrong form (Mistral), a call without the signature its model

@@ -1,5 +1,5 @@
 /**
- * @module testing/refusals
+ * @module testing/refusal-rules
  * Decides whether a chat request carries something the endpoint has been told to refuse, and
  * with which of the family's wordings.
  *
@@ -10,7 +10,7 @@
 import type { Profile, RefusalDetail, RefusalKind } from "./profile-types.js";
 import { isPlainRecord } from "./guards.js";
 import { missingReasoningAt } from "./profile-deepseek.js";
-import { shapeRefusal } from "./refusals-shape.js";
+import { shapeRefusal } from "./refusal-rules-transcript.js";
 
 /** What a server, or one model on it, refuses. */
 export interface RefusalRules {
