@@ -429,7 +429,11 @@ try {
   const lookup = relaxTools([
     {
       type: "function",
-      function: { name: "lookup", description: "look up", parameters: { type: "object", properties: { q: { type: "string", maxLength: 40 } }, required: ["q"] } },
+      function: {
+        name: "lookup",
+        description: "look up",
+        parameters: { type: "object", properties: { q: { type: "string", maxLength: 40 } }, required: ["q"] },
+      },
     },
   ]);
   for (const seed of [15, ...Array.from({ length: Number(process.env.RECORD_IN_STREAM_TRIES ?? 40) }, (_, index) => index + 1)]) {
