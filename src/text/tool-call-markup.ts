@@ -21,7 +21,16 @@ import { GEMMA_CALL, readBareGemmaCall, readGemmaCalls } from "./gemma-call-mark
 
 /** gpt-oss harmony's header of a call on the commentary channel, as a server passes it raw. */
 const HARMONY_CALL = "<|channel|>commentary to=";
+/**
+ * The same call with its recipient in the role section of the header, which the format allows
+ * ("The recipient might be defined in the role or channel section of the header", openai/openai-cookbook
+ * articles/openai-harmony.md): `<|start|>assistant to=functions.name<|channel|>commentary json<|message|>{…}`.
+ * Read only right after `assistant ` or at the very start of the reply (the prompt ends in
+ * `<|start|>assistant`), so prose that mentions `to=functions.` is left alone.
+ */
+const HARMONY_ROLE_CALL = "to=functions.";
 const HARMONY_START = "<|start|>assistant";
+const CHANNEL = "<|channel|>";
 const HARMONY_END = /^\s*(?:<\|call\|>|<\|end\|>|<\|return\|>)/;
 const CONSTRAIN = "<|constrain|>";
 const MESSAGE = "<|message|>";
@@ -32,7 +41,7 @@ const MESSAGE = "<|message|>";
  * (gpt-oss harmony) whose calls stand between its passages, so its close does not cut the reply.
  */
 export const SCRATCHPAD_CLOSES: readonly string[] = ALL_FENCES.filter((fence) => fence.markers === undefined).map((fence) => fence.close);
-const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL, GEMMA_CALL];
+const MARKERS = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>", "<function=", HARMONY_CALL, HARMONY_ROLE_CALL, GEMMA_CALL];
 const LLAMA_END = /^\s*(?:<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>|<\|eom\|>|<\|eot\|>)/;
 /** Qwen3-Coder's opening tag; a name holds no `<`, so a search for its `>` stops at the next tag. */
 const FUNCTION_HEADER = /^<function=([^>\n<]*)>/;
@@ -142,6 +151,8 @@ function readMarked(
       return readMistral(body, start, inner);
     case HARMONY_CALL:
       return readHarmony(body, start, inner, known);
+    case HARMONY_ROLE_CALL:
+      return readHarmonyRole(body, start, known);
     case GEMMA_CALL:
       return readGemmaCalls(body, start);
     case "<|python_tag|>":
@@ -191,8 +202,8 @@ function readMistral(body: string, start: number, inner: number): Segment | unde
  * Reads a harmony call: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`,
  * also with the `json` glued to the name.
  */
-function readHarmony(body: string, start: number, inner: number, known: ReadonlySet<string>): Segment | undefined {
-  const header = harmonyHeader(body, inner);
+function readHarmony(body: string, start: number, inner: number, known: ReadonlySet<string>, inRole = false): Segment | undefined {
+  const header = harmonyHeader(body, inner, inRole);
   if (!header) return undefined;
   let name = header.name;
   if (!known.has(name) && name.endsWith("json") && known.has(name.slice(0, -4))) name = name.slice(0, -4);
@@ -206,13 +217,33 @@ function readHarmony(body: string, start: number, inner: number, known: Readonly
   return { start: from, end, calls: [{ name, args }] };
 }
 
+/** Whether only white space comes before `at`; stops at the first other character, so a scan costs what it skips. */
+function opensReply(body: string, at: number): boolean {
+  for (let index = at - 1; index >= 0; index--) if (!isWhitespaceCode(body.charCodeAt(index))) return false;
+  return true;
+}
+
+/**
+ * Reads a harmony call whose recipient is in the role section: `to=functions.name` right after
+ * `<|start|>assistant ` (the segment then starts at `<|start|>`), or opening the reply.
+ */
+function readHarmonyRole(body: string, start: number, known: ReadonlySet<string>): Segment | undefined {
+  const before = body.slice(Math.max(0, start - HARMONY_START.length - 1), start);
+  let from = start;
+  if (before.endsWith(`${HARMONY_START} `)) from = start - HARMONY_START.length - 1;
+  else if (!opensReply(body, start) && !/assistant\s$/.test(before)) return undefined;
+  const segment = readHarmony(body, start, start + "to=".length, known, true);
+  return segment ? { ...segment, start: Math.min(segment.start, from) } : undefined;
+}
+
 /**
  * Reads the rest of a harmony call's header after `to=`: `functions.` (optional), the name (up to
- * whitespace or a tag), anything up to the next tag, an optional `<|constrain|>json`, then
+ * whitespace or a tag), anything up to the next tag, with the recipient in the role section
+ * `<|channel|>` and the channel's words, an optional `<|constrain|>json`, then
  * `<|message|>` and any whitespace; all within {@link MAX_HEADER} characters. Returns the name and
  * where the arguments start.
  */
-function harmonyHeader(body: string, inner: number): { name: string; end: number } | undefined {
+function harmonyHeader(body: string, inner: number, inRole = false): { name: string; end: number } | undefined {
   const limit = Math.min(body.length, inner + MAX_HEADER);
   const nameEnd = (from: number): number => {
     let end = from;
@@ -227,6 +258,13 @@ function harmonyHeader(body: string, inner: number): { name: string; end: number
   const name = body.slice(nameStart, at);
   while (at < limit && body[at] !== "<") at++;
   if (at >= limit) return undefined;
+  // With the recipient in the role section, the channel follows it: `<|channel|>commentary json`.
+  if (inRole) {
+    if (!body.startsWith(CHANNEL, at)) return undefined;
+    at += CHANNEL.length;
+    while (at < limit && body[at] !== "<") at++;
+    if (at >= limit) return undefined;
+  }
   if (body.startsWith(CONSTRAIN, at)) {
     at += CONSTRAIN.length;
     while (at < limit && isWhitespaceCode(body.charCodeAt(at))) at++;

@@ -49,6 +49,8 @@ export const MARKUP_SHAPES: readonly Shape[] = [
   text("<parameter= inside a call", "<parameter=", "<function=a>"),
   text("harmony call headers", "<|channel|>commentary to=a "),
   text("harmony headers with long names", `<|channel|>commentary to=${"a".repeat(300)} `),
+  text("harmony role headers", "<|start|>assistant to=functions.a<|channel|>"),
+  text("bare role recipients", "to=functions.a "),
   text("<tool_call>{ then one close", "<tool_call>{", "", "</tool_call>"),
   text("well-formed <function=a></function>", "<function=a></function>"),
   text("well-formed <tool_call> blocks", '<tool_call>{"name":"a","arguments":{}}</tool_call>'),

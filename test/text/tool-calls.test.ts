@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolDefinition } from "../../src/shapes/config.js";
 import { MAX_JSON_DEPTH } from "../../src/text/json-repair.js";
 import { parseToolArguments, recoverToolCalls, ToolArgumentsError } from "../../src/text/tool-calls.js";
+import { stripThinking } from "../../src/text/thinking.js";
 import { ARGUMENT_SHAPES, MARKUP_SHAPES } from "../support/adversarial.js";
 
 function fixture<T>(name: string): T {
@@ -265,6 +266,27 @@ describe("recoverToolCalls", () => {
     const found = recoverToolCalls(text, ["read"]);
     expect(found.calls[0]?.function).toEqual({ name: "read", arguments: '{"path":"a"}' });
     expect(found.text).toBe("Reading.");
+  });
+
+  it("reads a harmony call whose recipient is in the role section, after the analysis and at the reply's start", () => {
+    // openai/openai-cookbook articles/openai-harmony.md: "The recipient might be defined in the role or channel section of the header."
+    const after = 'Checking.<|end|><|start|>assistant to=functions.read<|channel|>commentary json<|message|>{"path": "a"}<|call|>';
+    const found = recoverToolCalls(after, ["read"]);
+    expect(found.calls[0]?.function).toEqual({ name: "read", arguments: '{"path":"a"}' });
+    expect(found.text).toBe("Checking.<|end|>");
+    const opening = ' to=functions.read<|channel|>commentary <|constrain|>json<|message|>{"path": "b"}<|call|>';
+    expect(recoverToolCalls(opening, ["read"]).calls[0]?.function).toEqual({ name: "read", arguments: '{"path":"b"}' });
+    // As a raw harmony reply reaches recovery: the analysis taken out as reasoning first.
+    const raw = '<|channel|>analysis<|message|>Need a.<|end|><|start|>assistant to=functions.read<|channel|>commentary json<|message|>{"path": "a"}<|call|>';
+    const { content, reasoning } = stripThinking(raw);
+    expect(reasoning).toBe("Need a.");
+    expect(recoverToolCalls(content, ["read"])).toMatchObject({ calls: [{ function: { name: "read", arguments: '{"path":"a"}' } }], text: "" });
+  });
+
+  it("leaves to=functions. alone in prose, or where no channel follows it", () => {
+    const prose = 'Harmony routes a call with to=functions.read<|channel|>commentary json<|message|>{"path": "a"} in its header.';
+    expect(recoverToolCalls(prose, ["read"]).calls).toHaveLength(0);
+    expect(recoverToolCalls('<|start|>assistant to=functions.read<|message|>{"path": "a"}', ["read"]).calls).toHaveLength(0);
   });
 
   it("recovers exactly one fenced JSON call and keeps the prose", () => {
@@ -561,6 +583,8 @@ describe("adversarial shapes, as the bench times them", () => {
     "<parameter= inside a call": () => ({ names: ["a"], args: "{}", text: "" }),
     "harmony call headers": () => ({ names: [] }),
     "harmony headers with long names": () => ({ names: [] }),
+    "harmony role headers": () => ({ names: [] }),
+    "bare role recipients": () => ({ names: [] }),
     "<tool_call>{ then one close": () => ({ names: [] }),
     "well-formed <function=a></function>": (text) => ({ names: Array(text.length / "<function=a></function>".length).fill("a"), args: "{}", text: "" }),
     "well-formed <tool_call> blocks": (text) => ({
