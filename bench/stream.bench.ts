@@ -10,6 +10,11 @@
  * - streamTurn as a turn runs it: default fences, an `onOutput` callback and the idle watchdog.
  * Two rows for scale: the SDK loop on a client built with the SDK's defaults, and the floor — the
  * raw response read with a naive line split and one `JSON.parse` per data line, nothing else.
+ *
+ * Then one table per wire shape a turn arrives in — plain content deltas, reasoning in
+ * `reasoning_content`, content as a list of parts, and gpt-oss harmony served raw — each read by
+ * the floor and by streamTurn (fences off, and as a turn runs it), with streamTurn's ratio to the
+ * floor: what reading that shape costs beyond parsing its events.
  */
 import OpenAI from "openai";
 import { getClientIn } from "../src/wire/client.js";
@@ -25,6 +30,106 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** The chunk a delta travels in. */
+function chunkOf(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
+  return { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model: "loopback-model", choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+/** Each wire shape's deltas, 20,000 of them, with what the floor collects from each. */
+const SHAPES: Record<string, () => Array<Record<string, unknown>>> = {
+  "content deltas": () => Array.from({ length: CHUNKS }, (_, index) => ({ content: `w${index % 997} ` })),
+  "reasoning_content then content": () =>
+    Array.from({ length: CHUNKS }, (_, index) => (index < CHUNKS / 2 ? { reasoning_content: `r${index % 997} ` } : { content: `w${index % 997} ` })),
+  "content as parts": () =>
+    Array.from({ length: CHUNKS }, (_, index) =>
+      index < CHUNKS / 2
+        ? { content: [{ type: "thinking", thinking: [{ type: "text", text: `r${index % 997} ` }] }] }
+        : { content: [{ type: "text", text: `w${index % 997} ` }] },
+    ),
+  "harmony served raw": () => [
+    { content: "<|channel|>analysis<|message|>" },
+    ...Array.from({ length: CHUNKS / 2 - 1 }, (_, index) => ({ content: `r${index % 997} ` })),
+    { content: "<|end|><|start|>assistant<|channel|>final<|message|>" },
+    ...Array.from({ length: CHUNKS / 2 - 1 }, (_, index) => ({ content: `w${index % 997} ` })),
+  ],
+};
+
+/** Text the floor takes from a delta: a string field as it is, a list of parts by their text. */
+function floorText(delta: Record<string, unknown>): number {
+  let length = 0;
+  for (const value of Object.values(delta)) {
+    if (typeof value === "string") length += value.length;
+    else if (Array.isArray(value)) length += JSON.stringify(value).length;
+  }
+  return length;
+}
+
+/** Per wire shape: the floor, and streamTurn fences off and as a turn runs it, alternating; medians. */
+async function shapes(): Promise<void> {
+  console.log(`\nPer wire shape, ${CHUNKS} chunks, ${ROUNDS} alternating rounds after ${WARMUP} warm-up, medians:`);
+  for (const [shape, deltas] of Object.entries(SHAPES)) {
+    const events = [...deltas().map((delta) => chunkOf(delta)), chunkOf({}, "stop")].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+    const blocks: string[] = [];
+    for (let i = 0; i < events.length; i += 200) blocks.push(events.slice(i, i + 200).join(""));
+    const server = await startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: blocks }) });
+    const state = createState();
+    try {
+      const client = getClientIn(state, { baseUrl: server.baseUrl });
+      const body = { model: "loopback-model", messages: [{ role: "user" as const, content: "go" }] };
+      let told = 0;
+      const readers: Record<string, () => Promise<number>> = {
+        floor: async () => {
+          const response = await client.chat.completions.create({ ...body, stream: true }).asResponse();
+          const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+          const decoder = new TextDecoder();
+          let rest = "";
+          let read = 0;
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
+            rest = lines.pop() ?? "";
+            for (const line of lines) {
+              if (!line.startsWith("data: {")) continue;
+              const parsed = JSON.parse(line.slice(6)) as { choices: Array<{ delta: Record<string, unknown> }> };
+              read += floorText(parsed.choices[0]?.delta ?? {});
+            }
+          }
+          return read;
+        },
+        "streamTurn, fences off": async () => {
+          const turn = await streamTurn(client, body, { fences: [] });
+          return turn.content.length + turn.reasoning.length;
+        },
+        "streamTurn as a turn runs it": async () => {
+          const turn = await streamTurn(client, body, { idleMs: 30_000, onOutput: (text) => void (told += text.length), onNotice: () => undefined });
+          return turn.content.length + turn.reasoning.length;
+        },
+      };
+      const times: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+      for (let round = 0; round < WARMUP + ROUNDS; round++) {
+        for (const [name, read] of Object.entries(readers)) {
+          const started = performance.now();
+          const length = await read();
+          const took = performance.now() - started;
+          if (length === 0) throw new Error(`${shape}: ${name} read nothing`);
+          if (round >= WARMUP) times[name]?.push(took);
+        }
+      }
+      const floor = median(times.floor ?? []);
+      const row = Object.entries(times)
+        .filter(([name]) => name !== "floor")
+        .map(([name, list]) => `${name} ${(median(list) / floor).toFixed(2)}×`)
+        .join(", ");
+      console.log(`  ${shape.padEnd(32)} floor ${floor.toFixed(1).padStart(7)} ms; against it: ${row}`);
+      void told;
+    } finally {
+      clearState(state);
+      await server.close();
+    }
+  }
 }
 
 export async function run(): Promise<void> {
@@ -95,4 +200,5 @@ export async function run(): Promise<void> {
     clearState(state);
     await server.close();
   }
+  await shapes();
 }
