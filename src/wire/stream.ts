@@ -11,6 +11,7 @@
  */
 
 import type OpenAI from "openai";
+import { encodeStreamedBody, postsDirectly } from "./request-encoding.js";
 import type { Turn } from "../shapes/config.js";
 import { quoteGiven } from "../text/guards.js";
 import { checkMessages } from "../text/message-check.js";
@@ -254,13 +255,13 @@ export async function streamTurn(client: OpenAI, body: StreamBody, options: Stre
   try {
     let response: Response;
     try {
-      response = await client.chat.completions
-        .create({ ...body, stream: true } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming, {
-          signal: controller.signal,
-          maxRetries: 0,
-          ...(watchdog.armed ? { timeout: MAX_TIMER_MS } : {}),
-        })
-        .asResponse();
+      const requestOptions = { signal: controller.signal, maxRetries: 0, ...(watchdog.armed ? { timeout: MAX_TIMER_MS } : {}) };
+      const written = postsDirectly(client) ? encodeStreamedBody(body) : undefined;
+      response = await (
+        written !== undefined
+          ? client.post("/chat/completions", { ...requestOptions, body: written, headers: { "content-type": "application/json" }, stream: true })
+          : client.chat.completions.create({ ...body, stream: true } as unknown as OpenAI.Chat.ChatCompletionCreateParamsStreaming, requestOptions)
+      ).asResponse();
     } catch (error) {
       stopped();
       throw withRouteHint(error, client.baseURL);

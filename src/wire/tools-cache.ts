@@ -3,7 +3,8 @@
  * The declared form of a request's tools, rewritten once per tool definition and runtime instead
  * of once per request: the strict rewrite (sanitizeTools), the relaxed one a grammar-constrained
  * or strict-refusing endpoint gets (relaxTools), the notice of a tool sent with strict off, and
- * the characters of each declared definition's JSON.
+ * the JSON text of each declared definition (its length counts the tools' characters, and the
+ * request is written from it).
  *
  * A definition is looked up by its object and checked against what it was rewritten from: the
  * same `function` object, `name`, `description` and `parameters` object. A host that adds,
@@ -38,11 +39,23 @@ interface Rewrites {
 interface ToolsCache {
   /** By the host's definition object. */
   rewrites: WeakMap<object, Rewrites>;
-  /** The JSON length of each definition this cache made (which nothing else writes to). */
-  chars: WeakMap<object, number>;
 }
 
-const TOOLS = defineSlot<ToolsCache>("tools.declared", () => ({ rewrites: new WeakMap(), chars: new WeakMap() }));
+const TOOLS = defineSlot<ToolsCache>("tools.declared", () => ({ rewrites: new WeakMap() }));
+
+/**
+ * Where a declared definition this cache made keeps its JSON text: a symbol-keyed property that
+ * is not enumerable, so JSON, spreading and key listings never see it. The definitions are
+ * shared by later requests and not changed, so the text stays what `JSON.stringify` writes.
+ */
+const DECLARED_JSON: unique symbol = Symbol("agent-core.declaredJson");
+
+/** The JSON text of a definition this runtime declared; undefined for any other value. @internal */
+export function declaredJsonOf(tool: unknown): string | undefined {
+  if (typeof tool !== "object" || tool === null) return undefined;
+  const json = (tool as { [DECLARED_JSON]?: unknown })[DECLARED_JSON];
+  return typeof json === "string" ? json : undefined;
+}
 
 /** The tools as a request declares them, with the notices of those sent with strict off. */
 export interface DeclaredTools {
@@ -63,11 +76,11 @@ function sameSource(a: Source, b: Source): boolean {
   return a.fn === b.fn && a.name === b.name && a.description === b.description && a.parameters === b.parameters;
 }
 
-function measure(cache: ToolsCache, tool: ToolDefinition): void {
+function measure(tool: ToolDefinition): void {
   try {
-    cache.chars.set(tool, JSON.stringify(tool).length);
+    Object.defineProperty(tool, DECLARED_JSON, { value: JSON.stringify(tool) });
   } catch {
-    // Left unmeasured: the array holding it is then measured whole, as it always was.
+    // Left unwritten: the array holding it is then measured and written whole, as it always was.
   }
 }
 
@@ -86,7 +99,7 @@ function strictOf(cache: ToolsCache, tool: ToolDefinition): { tool: ToolDefiniti
     cache.rewrites.delete(tool);
     return made;
   }
-  measure(cache, made.tool);
+  measure(made.tool);
   if (!entry) {
     entry = { source };
     cache.rewrites.set(tool, entry);
@@ -103,7 +116,7 @@ function relaxedOf(cache: ToolsCache, tool: ToolDefinition, strict: ToolDefiniti
   const [out] = relaxTools([strict]);
   const relaxed = out as ToolDefinition;
   if (entry?.strict?.tool === strict && relaxed !== strict) {
-    measure(cache, relaxed);
+    measure(relaxed);
     entry.relaxed = relaxed;
   }
   return relaxed;
@@ -132,11 +145,10 @@ export function declareToolsIn(state: RuntimeState, tools: readonly ToolDefiniti
  * from the definitions this runtime declared, or written out where any other is in the array;
  * 0 for an array JSON cannot write. @internal
  */
-export function toolsJsonCharsIn(state: RuntimeState, tools: readonly ToolDefinition[]): number {
-  const { chars } = slotOf(state, TOOLS);
+export function toolsJsonCharsIn(_state: RuntimeState, tools: readonly ToolDefinition[]): number {
   let total = tools.length > 0 ? tools.length + 1 : 2;
   for (const tool of tools) {
-    const known = typeof tool === "object" && tool !== null ? chars.get(tool) : undefined;
+    const known = declaredJsonOf(tool)?.length;
     if (known === undefined) {
       try {
         return JSON.stringify(tools)?.length ?? 0;
