@@ -4,9 +4,10 @@
  * per definition, instead of having every request write every tool again: with forty tools that
  * is some 40 KB of JSON per request that the body of each step would otherwise repeat.
  *
- * Only a client whose `chat.completions.create` is the openai SDK's own method gets the written
- * body, through the client's `post` (the same route, headers, auth and options the method uses);
- * a client whose method a host wrapped or replaced (tracing, logging, a test double) is called
+ * Only the openai SDK's own `OpenAI` client, whose `chat.completions.create` is the SDK's own
+ * method, gets the written body, through its `post` (the same route, headers, auth and options
+ * the method uses); a subclass such as `AzureOpenAI`, which reads the body as an object, or
+ * a client whose method a host wrapped or replaced (tracing, logging, a test double), is called
  * as before, so what it watches still sees every request.
  */
 import OpenAI from "openai";
@@ -31,8 +32,13 @@ export function encodeStreamedBody(body: Readonly<Record<string, unknown>>): str
   return `${head.slice(0, -1)},"tools":[${written.join(",")}]}`;
 }
 
-/** Whether the client's chat-completions method is the SDK's own, so a request may go through its `post`. */
+/**
+ * Whether a request may go through the client's `post`: the client is the SDK's own `OpenAI` class
+ * (not a subclass such as `AzureOpenAI`, which builds its requests from the body as an object) and
+ * its chat-completions method is the SDK's own, not one a host wrapped or replaced.
+ */
 export function postsDirectly(client: OpenAI): boolean {
+  if (typeof client !== "object" || client === null || Object.getPrototypeOf(client) !== OpenAI.prototype) return false;
   const completions = (client as { chat?: { completions?: { create?: unknown } } }).chat?.completions;
   return completions?.create === OpenAI.Chat.Completions.prototype.create && typeof (client as { post?: unknown }).post === "function";
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import OpenAI from "openai";
+import OpenAI, { AzureOpenAI } from "openai";
 import type { ToolDefinition } from "../../src/shapes/config.js";
 import { clearState, createState } from "../../src/state/state.js";
 import { getClientIn } from "../../src/wire/client.js";
@@ -95,6 +95,8 @@ describe("postsDirectly", () => {
       },
     });
     expect(postsDirectly(traced)).toBe(false);
+    // Azure's client puts the deployment into the path from the body as an object.
+    expect(postsDirectly(new AzureOpenAI({ apiKey: "k", endpoint: "http://127.0.0.1:9", apiVersion: "2024-10-21" }))).toBe(false);
     clearState(state);
   });
 });
