@@ -32,6 +32,29 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The floor: the raw response read with a naive line split and one `JSON.parse` per data line, each delta handed on. */
+async function readFloor(
+  client: OpenAI,
+  body: { model: string; messages: Array<{ role: "user"; content: string }> },
+  take: (delta: Record<string, unknown>) => void,
+): Promise<void> {
+  const response = await client.chat.completions.create({ ...body, stream: true }).asResponse();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let rest = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.startsWith("data: {")) continue;
+      const parsed = JSON.parse(line.slice(6)) as { choices: Array<{ delta?: Record<string, unknown> }> };
+      take(parsed.choices[0]?.delta ?? {});
+    }
+  }
+}
+
 /** The chunk a delta travels in. */
 function chunkOf(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
   return { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model: "loopback-model", choices: [{ index: 0, delta, finish_reason: finish }] };
@@ -81,22 +104,8 @@ async function shapes(): Promise<void> {
       let told = 0;
       const readers: Record<string, () => Promise<number>> = {
         floor: async () => {
-          const response = await client.chat.completions.create({ ...body, stream: true }).asResponse();
-          const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-          const decoder = new TextDecoder();
-          let rest = "";
           let read = 0;
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
-            rest = lines.pop() ?? "";
-            for (const line of lines) {
-              if (!line.startsWith("data: {")) continue;
-              const parsed = JSON.parse(line.slice(6)) as { choices: Array<{ delta: Record<string, unknown> }> };
-              read += floorText(parsed.choices[0]?.delta ?? {});
-            }
-          }
+          await readFloor(client, body, (delta) => void (read += floorText(delta)));
           return read;
         },
         "streamTurn, fences off": async () => {
@@ -160,22 +169,8 @@ export async function run(): Promise<void> {
         (await streamTurn(client, body, { idleMs: 30_000, onOutput: (text) => void (told += text.length) })).content,
       "SDK for-await loop, default client": sdkLoop(plain),
       "floor: raw body, split, JSON.parse": async () => {
-        const response = await client.chat.completions.create({ ...body, stream: true }).asResponse();
-        const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-        const decoder = new TextDecoder();
-        let rest = "";
         let content = "";
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
-          rest = lines.pop() ?? "";
-          for (const line of lines) {
-            if (!line.startsWith("data: {")) continue;
-            const parsed = JSON.parse(line.slice(6)) as { choices: Array<{ delta: { content?: string } }> };
-            content += parsed.choices[0]?.delta.content ?? "";
-          }
-        }
+        await readFloor(client, body, (delta) => void (content += typeof delta.content === "string" ? delta.content : ""));
         return content;
       },
     };
