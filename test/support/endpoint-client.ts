@@ -5,6 +5,7 @@
  * read back into its events, chunks and deltas.
  */
 import { afterEach } from "vitest";
+import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { startEndpoint, type EndpointOptions, type EndpointServer } from "./endpoint.js";
 
 /**
@@ -20,6 +21,29 @@ export function endpointsClosedAfterEach(): (options?: EndpointOptions) => Promi
     const server = await startEndpoint(options);
     servers.push(server);
     return server;
+  };
+}
+
+/**
+ * Returns a function that starts a loopback endpoint (over `defaults`) with a runtime state of its
+ * own; after each test of the file that called this, every state is cleared and every server
+ * closed (call it once, at the top of the file).
+ */
+export function endpointsWithStateClosedAfterEach(
+  defaults: EndpointOptions = {},
+): (options?: EndpointOptions) => Promise<{ server: EndpointServer; state: RuntimeState }> {
+  const open: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of open.splice(0)) await close();
+  });
+  return async (options: EndpointOptions = {}) => {
+    const server = await startEndpoint({ ...defaults, ...options });
+    const state = createState();
+    open.push(async () => {
+      clearState(state);
+      await server.close();
+    });
+    return { server, state };
   };
 }
 

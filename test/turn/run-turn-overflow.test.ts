@@ -1,29 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Message } from "../../src/shapes/config.js";
-import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { capabilitiesForIn } from "../../src/wire/capabilities.js";
 import { getClientIn } from "../../src/wire/client.js";
 import { buildBody } from "../../src/wire/request-body.js";
 import { ContextOverflow } from "../../src/text/context-overflow.js";
 import { runTurnIn, type RunTurnOptions } from "../../src/turn/run-turn.js";
 import { charsPerTokenForIn } from "../../src/wire/calibration.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type ProfileName } from "../support/endpoint.js";
+import type { RuntimeState } from "../../src/state/state.js";
+import { turn, type EndpointServer, type ProfileName } from "../support/endpoint.js";
+import { endpointsWithStateClosedAfterEach } from "../support/endpoint-client.js";
 
 const WINDOW = 256;
-const open: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of open.splice(0)) await close();
-});
-
-async function start(options: EndpointOptions): Promise<{ server: EndpointServer; state: RuntimeState }> {
-  const server = await startEndpoint(options);
-  const state = createState();
-  open.push(async () => {
-    clearState(state);
-    await server.close();
-  });
-  return { server, state };
-}
+const start = endpointsWithStateClosedAfterEach();
 
 const long: Message[] = [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(200) }];
 

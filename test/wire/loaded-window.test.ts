@@ -1,23 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
+import { describe, expect, it } from "vitest";
 import { loadedWindowIn, rememberRevealedIn, revealedWindowIn } from "../../src/wire/loaded-window.js";
 import { contextLimitForIn } from "../../src/wire/client.js";
-import { startEndpoint, type EndpointOptions, type EndpointServer } from "../support/endpoint.js";
+import { createState } from "../../src/state/state.js";
+import type { EndpointServer } from "../support/endpoint.js";
+import { endpointsWithStateClosedAfterEach } from "../support/endpoint-client.js";
 
-const open: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of open.splice(0)) await close();
-});
-
-async function start(options: EndpointOptions): Promise<{ server: EndpointServer; state: RuntimeState }> {
-  const server = await startEndpoint(options);
-  const state = createState();
-  open.push(async () => {
-    clearState(state);
-    await server.close();
-  });
-  return { server, state };
-}
+const start = endpointsWithStateClosedAfterEach();
 
 const asked = (server: EndpointServer): number => server.requests.filter((request) => request.path === "/api/ps").length;
 

@@ -1,28 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Message } from "../../../src/shapes/config.js";
 import { runAgentLoopIn, type AgentLoopOptions } from "../../../src/run/agent-loop.js";
 import { AgentLoopOverflow, failedRun } from "../../../src/text/errors.js";
-import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
 import { contextLimitForIn } from "../../../src/wire/client.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer } from "../../support/endpoint.js";
+import { turn, type EndpointServer } from "../../support/endpoint.js";
+import { endpointsWithStateClosedAfterEach } from "../../support/endpoint-client.js";
 
 const MODEL = "loopback-model";
 const WINDOW = 1024;
 
-const open: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of open.splice(0)) await close();
-});
-
-async function start(endpoint: EndpointOptions = {}): Promise<{ server: EndpointServer; state: RuntimeState }> {
-  const server = await startEndpoint({ profile: "llama.cpp", contextWindow: WINDOW, refuse: { contextOverflow: true }, ...endpoint });
-  const state = createState();
-  open.push(async () => {
-    clearState(state);
-    await server.close();
-  });
-  return { server, state };
-}
+const start = endpointsWithStateClosedAfterEach({ profile: "llama.cpp", contextWindow: WINDOW, refuse: { contextOverflow: true } });
 
 const long = (words: number): string => "lorem ipsum dolor sit amet ".repeat(words);
 

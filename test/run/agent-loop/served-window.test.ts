@@ -1,10 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Message, ToolDefinition } from "../../../src/shapes/config.js";
 import { runAgentLoopIn, type AgentLoopOptions, type AgentLoopResult } from "../../../src/run/agent-loop.js";
-import { clearState, createState, type RuntimeState } from "../../../src/state/state.js";
+import type { RuntimeState } from "../../../src/state/state.js";
 import { charsPerTokenForIn } from "../../../src/wire/calibration.js";
 import { capabilitiesForIn } from "../../../src/wire/capabilities.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
+import { turn, type EndpointOptions, type EndpointServer, type Scripted } from "../../support/endpoint.js";
+import { endpointsWithStateClosedAfterEach } from "../../support/endpoint-client.js";
 
 const read: ToolDefinition = {
   type: "function",
@@ -22,18 +23,10 @@ interface Harness {
   asked(path: string): number;
 }
 
-const open: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of open.splice(0)) await close();
-});
+const start = endpointsWithStateClosedAfterEach({ profile: "ollama", contextWindow: WINDOW });
 
 async function harness(endpoint: EndpointOptions = {}): Promise<Harness> {
-  const server = await startEndpoint({ profile: "ollama", contextWindow: WINDOW, ...endpoint });
-  const state = createState();
-  open.push(async () => {
-    clearState(state);
-    await server.close();
-  });
+  const { server, state } = await start(endpoint);
   const notices: string[] = [];
   return {
     server,
