@@ -22,8 +22,15 @@ export interface Context {
   notices: string[];
 }
 
-/** Runs a test against a fresh endpoint on a fresh runtime, closing both however it ends. */
-export async function withEndpoint(options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> {
+/**
+ * Runs a test against a fresh endpoint on a fresh runtime, closing both however it ends; `extra`
+ * adds what a test file's context holds beside these (its own records, a clock).
+ */
+export async function withEndpoint<Extra extends object = object>(
+  options: EndpointOptions,
+  run: (context: Context & Extra) => Promise<void>,
+  extra: () => Extra = () => ({}) as Extra,
+): Promise<void> {
   const server = await startEndpoint(options);
   const state = createState();
   try {
@@ -33,6 +40,7 @@ export async function withEndpoint(options: EndpointOptions, run: (context: Cont
       client: getClientIn(state, { baseUrl: server.baseUrl }),
       supports: capabilitiesForIn(state, server.baseUrl),
       notices: [],
+      ...extra(),
     });
   } finally {
     clearState(state);

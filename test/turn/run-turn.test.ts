@@ -1,45 +1,19 @@
 import { describe, expect, it } from "vitest";
-import type OpenAI from "openai";
 import { calibrateIn, charsPerTokenForIn } from "../../src/wire/calibration.js";
-import { capabilitiesForIn, type EndpointCapabilities, type ModelCapabilities } from "../../src/wire/capabilities.js";
-import { getClientIn } from "../../src/wire/client.js";
+import type { ModelCapabilities } from "../../src/wire/capabilities.js";
 import type { Message, ModelParams } from "../../src/shapes/config.js";
-import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { buildBody } from "../../src/wire/request-body.js";
 import { ContextOverflow } from "../../src/text/context-overflow.js";
 import { bodyChars, runTurnIn, type RunTurnOptions } from "../../src/turn/run-turn.js";
 import { requestTokens } from "../../src/text/tokens.js";
 import { StreamErrorEvent } from "../../src/wire/stream.js";
-import { PROFILE_NAMES, refusal, startEndpoint, turn, type EndpointOptions, type EndpointServer, type Scripted } from "../support/endpoint.js";
+import { withEndpoint as withNegotiationEndpoint, type Context as EndpointContext } from "../support/negotiation.js";
+import { PROFILE_NAMES, refusal, turn, type EndpointOptions, type Scripted } from "../support/endpoint.js";
 
-interface Context {
-  server: EndpointServer;
-  state: RuntimeState;
-  client: OpenAI;
-  supports: EndpointCapabilities;
-  notices: string[];
-  sleeps: number[];
-  clock: { now: number };
-}
+type Context = EndpointContext & { sleeps: number[]; clock: { now: number } };
 
-async function withEndpoint(options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(options);
-  const state = createState();
-  try {
-    await run({
-      server,
-      state,
-      client: getClientIn(state, { baseUrl: server.baseUrl }),
-      supports: capabilitiesForIn(state, server.baseUrl),
-      notices: [],
-      sleeps: [],
-      clock: { now: 0 },
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
-}
+const withEndpoint = (options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> =>
+  withNegotiationEndpoint(options, run, () => ({ sleeps: [] as number[], clock: { now: 0 } }));
 
 const question: Message[] = [{ role: "user", content: "What is the capital of France? Answer in one word." }];
 

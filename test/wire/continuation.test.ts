@@ -1,42 +1,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type OpenAI from "openai";
-import { capabilitiesForIn, modelCapabilitiesOf, type EndpointCapabilities } from "../../src/wire/capabilities.js";
-import { getClientIn } from "../../src/wire/client.js";
+import { modelCapabilitiesOf } from "../../src/wire/capabilities.js";
 import type { Message, Turn } from "../../src/shapes/config.js";
 import { continueTurn, isContinuable, joinTurns } from "../../src/wire/continuation.js";
 import { EchoSieve, RESTART_PROBE, stripEcho } from "../../src/wire/continuation-echo.js";
-import { clearState, createState, type RuntimeState } from "../../src/state/state.js";
 import { exportCapabilitiesIn } from "../../src/wire/snapshot.js";
 import { streamTurn, type StreamBody } from "../../src/wire/stream.js";
-import { startEndpoint, turn, type EndpointOptions, type EndpointServer } from "../support/endpoint.js";
+import { withEndpoint as withNegotiationEndpoint, type Context as EndpointContext } from "../support/negotiation.js";
+import { turn, type EndpointOptions } from "../support/endpoint.js";
 
-interface Context {
-  server: EndpointServer;
-  state: RuntimeState;
-  client: OpenAI;
-  supports: EndpointCapabilities;
-  notices: string[];
-  output: string[];
-}
+type Context = EndpointContext & { output: string[] };
 
-async function withEndpoint(options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> {
-  const server = await startEndpoint(options);
-  const state = createState();
-  try {
-    await run({
-      server,
-      state,
-      client: getClientIn(state, { baseUrl: server.baseUrl }),
-      supports: capabilitiesForIn(state, server.baseUrl),
-      notices: [],
-      output: [],
-    });
-  } finally {
-    clearState(state);
-    await server.close();
-  }
-}
+const withEndpoint = (options: EndpointOptions, run: (context: Context) => Promise<void>): Promise<void> =>
+  withNegotiationEndpoint(options, run, () => ({ output: [] as string[] }));
 
 const M = "local-model";
 const messages: Message[] = [{ role: "user", content: "Write about Paris." }];
