@@ -55,6 +55,32 @@ async function readFloor(
   }
 }
 
+/** Each reader's times over alternating rounds after the warm-up; `check` rejects a wrong read. */
+async function alternate<T>(readers: Record<string, () => Promise<T>>, check: (name: string, read: T) => void): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
+  for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    for (const [name, read] of Object.entries(readers)) {
+      const started = performance.now();
+      const value = await read();
+      const took = performance.now() - started;
+      check(name, value);
+      if (round >= WARMUP) times[name]?.push(took);
+    }
+  }
+  return times;
+}
+
+/**
+ * A loopback endpoint answering every request with these events, rendered once and written in
+ * blocks of 200, so the server's share of a round is moving bytes and what is measured is the reading.
+ */
+function serveEvents(chunks: readonly unknown[]): ReturnType<typeof startEndpoint> {
+  const events = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
+  const blocks: string[] = [];
+  for (let i = 0; i < events.length; i += 200) blocks.push(events.slice(i, i + 200).join(""));
+  return startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: blocks }) });
+}
+
 /** The chunk a delta travels in. */
 function chunkOf(delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> {
   return { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model: "loopback-model", choices: [{ index: 0, delta, finish_reason: finish }] };
@@ -93,10 +119,7 @@ function floorText(delta: Record<string, unknown>): number {
 async function shapes(): Promise<void> {
   console.log(`\nPer wire shape, ${CHUNKS} chunks, ${ROUNDS} alternating rounds after ${WARMUP} warm-up, medians:`);
   for (const [shape, deltas] of Object.entries(SHAPES)) {
-    const events = [...deltas().map((delta) => chunkOf(delta)), chunkOf({}, "stop")].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
-    const blocks: string[] = [];
-    for (let i = 0; i < events.length; i += 200) blocks.push(events.slice(i, i + 200).join(""));
-    const server = await startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: blocks }) });
+    const server = await serveEvents([...deltas().map((delta) => chunkOf(delta)), chunkOf({}, "stop")]);
     const state = createState();
     try {
       const client = getClientIn(state, { baseUrl: server.baseUrl });
@@ -117,16 +140,9 @@ async function shapes(): Promise<void> {
           return turn.content.length + turn.reasoning.length;
         },
       };
-      const times: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
-      for (let round = 0; round < WARMUP + ROUNDS; round++) {
-        for (const [name, read] of Object.entries(readers)) {
-          const started = performance.now();
-          const length = await read();
-          const took = performance.now() - started;
-          if (length === 0) throw new Error(`${shape}: ${name} read nothing`);
-          if (round >= WARMUP) times[name]?.push(took);
-        }
-      }
+      const times = await alternate(readers, (name, length) => {
+        if (length === 0) throw new Error(`${shape}: ${name} read nothing`);
+      });
       const floor = median(times.floor ?? []);
       const row = Object.entries(times)
         .filter(([name]) => name !== "floor")
@@ -143,12 +159,7 @@ async function shapes(): Promise<void> {
 
 export async function run(): Promise<void> {
   const words = Array.from({ length: CHUNKS }, (_, index) => `w${index % 997} `).join("");
-  // Rendered once and written in blocks of 200 events, so the server's share of a round is
-  // moving bytes and what is measured is the reading. The bytes are the same 20,000 events.
-  const events = turn({ content: words, pieces: CHUNKS }).chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`);
-  const blocks: string[] = [];
-  for (let i = 0; i < events.length; i += 200) blocks.push(events.slice(i, i + 200).join(""));
-  const server = await startEndpoint({ profile: "openai", respond: () => ({ kind: "stream", chunks: blocks }) });
+  const server = await serveEvents(turn({ content: words, pieces: CHUNKS }).chunks);
   const state = createState();
   try {
     const client = getClientIn(state, { baseUrl: server.baseUrl });
@@ -174,16 +185,9 @@ export async function run(): Promise<void> {
         return content;
       },
     };
-    const times: Record<string, number[]> = Object.fromEntries(Object.keys(readers).map((name) => [name, []]));
-    for (let round = 0; round < WARMUP + ROUNDS; round++) {
-      for (const [name, read] of Object.entries(readers)) {
-        const started = performance.now();
-        const content = await read();
-        const took = performance.now() - started;
-        if (content !== words) throw new Error(`${name} read ${content.length} characters, expected ${words.length}`);
-        if (round >= WARMUP) times[name]?.push(took);
-      }
-    }
+    const times = await alternate(readers, (name, content) => {
+      if (content !== words) throw new Error(`${name} read ${content.length} characters, expected ${words.length}`);
+    });
     const baseline = median(times["SDK for-await loop"] ?? []);
     console.log(`${CHUNKS} chunks, ${ROUNDS} alternating rounds after ${WARMUP} warm-up, medians:`);
     for (const [name, list] of Object.entries(times)) {
